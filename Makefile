@@ -1,0 +1,23 @@
+# Entry points; the scripts under scripts/ do the work and install what they need.
+.PHONY: demo test build unit bench format format-check clean
+
+demo:
+	bash scripts/demo.sh
+
+test:
+	bash scripts/test.sh
+
+build:
+	bash scripts/build.sh differential_loadable_extension
+
+bench:
+	bash scripts/bench.sh
+
+format:
+	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+
+format-check:
+	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
+
+clean:
+	rm -rf build

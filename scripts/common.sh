@@ -1,0 +1,12 @@
+# Shared paths for the setup, build and test scripts; sourced, never run.
+set -euo pipefail
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DUCKDB_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/DUCKDB_VERSION")"
+CACHE_ROOT="${DIFFERENTIAL_CACHE:-$HOME/.cache/differential}"
+DUCKDB_SRC="$CACHE_ROOT/duckdb-$DUCKDB_VERSION"            # the unpacked PyPI sdist
+DUCKDB_BUILD="$CACHE_ROOT/build-$DUCKDB_VERSION-release"   # DuckDB's build tree, reused across checkouts
+VENV="$REPO_ROOT/.venv"
+EXTENSION_OUT="$REPO_ROOT/build/release/differential.duckdb_extension"
+export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"
+export CCACHE_BASEDIR="$CACHE_ROOT"
+log() { printf '\033[1m[differential]\033[0m %s\n' "$*" >&2; }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs everything the build and tests need, idempotently: Debian packages, the project venv
+# with the pinned DuckDB wheel, and the pinned DuckDB sdist unpacked under the cache directory.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+APT_PACKAGES=(cmake ninja-build ccache g++ libsqlite3-dev libssl-dev libgtest-dev clang-format)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating the project venv at .venv"
+  python3 -m venv "$VENV"
+fi
+if ! "$VENV/bin/python" -c "import duckdb,sys; sys.exit(duckdb.__version__ != '$DUCKDB_VERSION')" 2>/dev/null \
+   || ! "$VENV/bin/python" -c "import pytest, matplotlib" 2>/dev/null; then
+  log "installing duckdb==$DUCKDB_VERSION and the test tools into .venv"
+  "$VENV/bin/pip" install -q "duckdb==$DUCKDB_VERSION" -r "$REPO_ROOT/requirements-dev.txt"
+fi
+
+if [ ! -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ]; then
+  log "fetching the duckdb==$DUCKDB_VERSION sdist (headers and sources)"
+  mkdir -p "$CACHE_ROOT/sdist"
+  # --no-binary for duckdb alone: its build backend may come as wheels, the sdist itself is what we want.
+  "$VENV/bin/pip" download -q --no-deps --no-binary duckdb "duckdb==$DUCKDB_VERSION" -d "$CACHE_ROOT/sdist"
+  rm -rf "$DUCKDB_SRC.tmp" && mkdir -p "$DUCKDB_SRC.tmp"
+  tar xzf "$CACHE_ROOT/sdist/duckdb-$DUCKDB_VERSION.tar.gz" -C "$DUCKDB_SRC.tmp" --strip-components=1
+  rm -rf "$DUCKDB_SRC" && mv "$DUCKDB_SRC.tmp" "$DUCKDB_SRC"
+fi
+# external/duckdb is where the build and editors look for headers; it is a link into the cache, never committed.
+mkdir -p "$REPO_ROOT/external"
+ln -sfn "$DUCKDB_SRC/external/duckdb" "$REPO_ROOT/external/duckdb"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets everything up, builds, and runs every test: the GoogleTest units, then pytest against the
+# pinned DuckDB wheel with the extension loaded. Extra arguments go to pytest.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+bash "$REPO_ROOT/scripts/setup.sh"
+bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension
+
+UNIT_BUILD="$CACHE_ROOT/unit-build"
+log "building and running the unit tests"
+cmake -S "$REPO_ROOT/test/unit" -B "$UNIT_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+cmake --build "$UNIT_BUILD" -- -j"$(nproc)"
+(cd "$UNIT_BUILD" && ctest --output-on-failure)
+
+log "running the SQL tests against duckdb==$DUCKDB_VERSION"
+cd "$REPO_ROOT"
+"$VENV/bin/python" -m pytest test/python "$@"

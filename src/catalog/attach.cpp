@@ -1,0 +1,152 @@
+// ATTACH hook: validates every option before anything is created, so a refused ATTACH leaves
+// the repository as it was.
+#include "catalog/attach.hpp"
+
+#include "catalog/differential_catalog.hpp"
+#include "common/duckdb_errors.hpp"
+#include "common/names.hpp"
+#include "duckdb/main/attached_database.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "duckdb/parser/parsed_data/attach_info.hpp"
+#include "duckdb/transaction/duck_transaction_manager.hpp"
+#include "storage/diff_path.hpp"
+
+#include <set>
+
+namespace differential {
+
+using namespace duckdb;
+
+std::string RepositorySetting(ClientContext &context) {
+	Value value;
+	if (!context.TryGetCurrentSetting("differential_repository", value) || value.IsNull() || value.ToString().empty()) {
+		Fail(ErrorKind::INVALID_INPUT, "repository_not_set",
+		     "No repository is set. Run SET differential_repository = '/absolute/path' first (the directory is "
+		     "created if needed).");
+	}
+	return value.ToString();
+}
+
+// Options of the 1.0 specification that need S3 support, which this build does not have yet.
+static const std::set<std::string> REMOTE_OPTIONS = {"data_path",   "ship_wal", "ship_interval",  "writers",
+                                                     "on_conflict", "follow",   "follow_interval"};
+// DuckDB's own storage options, passed through unchanged.
+static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_size", "storage_version", "compress"};
+
+static std::string StringOption(const std::string &name, const Value &value) {
+	if (value.IsNull() || value.type().id() != LogicalTypeId::VARCHAR) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "ATTACH option " + StringUtil::Upper(name) + " takes a string, got " + value.ToString() +
+		         ". Write it as " + StringUtil::Upper(name) + " '<value>'.");
+	}
+	return value.ToString();
+}
+
+static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
+                                              AttachedDatabase &db, const string &name, AttachInfo &info,
+                                              AttachOptions &options) {
+	return Translated([&]() -> unique_ptr<Catalog> {
+		auto database = info.path;
+		if (database.find("://") != std::string::npos) {
+			Fail(ErrorKind::INVALID_INPUT, "not_supported",
+			     "ATTACH 'differential:" + database +
+			         "' names a remote branch head; S3 databases are not supported by this build yet. Attach a "
+			         "local database with ATTACH 'differential:<name>'.");
+		}
+		ValidateName("database", database);
+		std::string branch = "main";
+		bool branch_given = false;
+		std::string repository_path;
+		int64_t snapshot_id = -1;
+		for (auto &option : options.options) {
+			auto key = StringUtil::Lower(option.first);
+			if (key == "branch") {
+				branch = StringOption("branch", option.second);
+				branch_given = true;
+				ValidateName("branch", branch);
+			} else if (key == "repository") {
+				repository_path = StringOption("repository", option.second);
+			} else if (key == "snapshot") {
+				try {
+					snapshot_id = option.second.DefaultCastAs(LogicalType::BIGINT).GetValue<int64_t>();
+				} catch (std::exception &) {
+					snapshot_id = -1;
+				}
+				if (snapshot_id < 1) {
+					Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+					     "ATTACH option SNAPSHOT takes a snapshot id (a positive integer), got " +
+					         option.second.ToString() + ".");
+				}
+			} else if (REMOTE_OPTIONS.count(key)) {
+				Fail(ErrorKind::INVALID_INPUT, "not_supported",
+				     "ATTACH option " + StringUtil::Upper(key) +
+				         " needs S3 support, which this build does not have yet. Remove it to attach a local "
+				         "database.");
+			} else if (!NATIVE_OPTIONS.count(key)) {
+				Fail(ErrorKind::INVALID_INPUT, "unknown_option",
+				     "ATTACH option " + StringUtil::Upper(key) +
+				         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
+				         "READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
+			}
+		}
+		for (auto key : {"branch", "repository", "snapshot"}) {
+			options.options.erase(key);
+		}
+		bool read_only = options.access_mode == AccessMode::READ_ONLY;
+		if (snapshot_id >= 0) {
+			if (branch_given) {
+				Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+				     "ATTACH takes either BRANCH or SNAPSHOT, not both: a snapshot belongs to the database, not to "
+				     "a branch.");
+			}
+			// A snapshot is immutable: attach it read-only whatever was asked.
+			options.access_mode = AccessMode::READ_ONLY;
+			db.SetReadOnlyDatabase();
+			read_only = true;
+		}
+		auto repository = OpenRepository(repository_path.empty() ? RepositorySetting(context)
+		                                                         : NormalizeRepositoryPath(repository_path));
+		auto &metadata = *repository->metadata;
+		if (!metadata.FindDatabase(database)) {
+			if (read_only || branch != "main") {
+				Fail(ErrorKind::NOT_FOUND, "database_not_found",
+				     "Database " + QuoteName(database) + " does not exist in the repository " + repository->root +
+				         ". Create it with ATTACH 'differential:" + database +
+				         "' (read-write, main branch), or list databases with differential_databases().");
+			}
+			metadata.EnsureDatabase(database);
+		}
+		if (snapshot_id >= 0) {
+			if (!metadata.FindSnapshot(database, snapshot_id)) {
+				Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+				     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
+				         ". List its snapshots with differential_snapshots('" + database + "').");
+			}
+			info.path = SnapshotPath(repository->root, database, snapshot_id);
+			branch.clear();
+		} else {
+			if (!metadata.FindBranch(database, branch)) {
+				Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+				     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch) +
+				         ". Create it with differential_create_branch('" + database + "', '" + branch +
+				         "'), or list branches with differential_branches('" + database + "').");
+			}
+			info.path = BranchPath(repository->root, database, branch);
+		}
+		return make_uniq<DifferentialCatalog>(db, repository, database, branch, snapshot_id);
+	});
+}
+
+static unique_ptr<TransactionManager> CreateTransactionManager(optional_ptr<StorageExtensionInfo>, AttachedDatabase &db,
+                                                               Catalog &) {
+	return make_uniq<DuckTransactionManager>(db);
+}
+
+shared_ptr<StorageExtension> CreateDifferentialStorageExtension() {
+	auto extension = make_shared_ptr<StorageExtension>();
+	extension->attach = AttachDifferential;
+	extension->create_transaction_manager = CreateTransactionManager;
+	return extension;
+}
+
+} // namespace differential

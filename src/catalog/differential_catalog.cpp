@@ -1,0 +1,104 @@
+// Lookups with an AT clause are answered from the snapshot's hidden attachment; lookups of a
+// registered catalog function are answered with a per-catalog function entry.
+#include "catalog/differential_catalog.hpp"
+
+#include "catalog/snapshot_attachments.hpp"
+#include "common/duckdb_errors.hpp"
+#include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/parser/parsed_data/create_table_function_info.hpp"
+#include "storage/diff_path.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static std::mutex registered_lock;
+static std::map<std::string, TableFunction> &RegisteredFunctions() {
+	static auto *functions = new std::map<std::string, TableFunction>();
+	return *functions;
+}
+
+void RegisterCatalogFunction(const std::string &name, TableFunction function) {
+	std::lock_guard<std::mutex> guard(registered_lock);
+	RegisteredFunctions().emplace(name, std::move(function));
+}
+
+DifferentialCatalog::DifferentialCatalog(AttachedDatabase &db, std::shared_ptr<Repository> repository_p,
+                                         std::string database, std::string branch, int64_t snapshot_id_p)
+    : DuckCatalog(db), repository(std::move(repository_p)), database_name(std::move(database)),
+      branch_name(std::move(branch)), snapshot_id(snapshot_id_p) {
+}
+
+std::string DifferentialCatalog::OwnerKey() const {
+	FileAddress address;
+	address.repository = repository->root;
+	address.database = database_name;
+	address.branch = branch_name;
+	address.snapshot_id = snapshot_id;
+	return address.OwnerKey();
+}
+
+CatalogEntryLookup DifferentialCatalog::LookupInCatalog(Catalog &catalog, CatalogTransaction transaction,
+                                                        const EntryLookupInfo &lookup_info) {
+	auto &path = lookup_info.GetQualifiedName().Path();
+	vector<Identifier> schema_path(path.begin(), path.end() - 1);
+	EntryLookupInfo plain(lookup_info.GetCatalogType(), lookup_info.GetQualifiedName(), nullptr,
+	                      lookup_info.GetErrorContext());
+	auto schema = catalog.LookupSchema(transaction, EntryLookupInfo::SchemaLookup(plain, std::move(schema_path)),
+	                                   OnEntryNotFound::RETURN_NULL);
+	if (!schema) {
+		return {nullptr, nullptr, ErrorData()};
+	}
+	auto entry = schema->LookupEntry(transaction, plain);
+	if (!entry && lookup_info.GetCatalogType() == CatalogType::TABLE_FUNCTION_ENTRY) {
+		entry = CatalogFunction(transaction, *schema, lookup_info.GetEntryName());
+	}
+	return {schema, entry, ErrorData()};
+}
+
+CatalogEntryLookup DifferentialCatalog::TryLookupEntryInternal(CatalogTransaction transaction,
+                                                               const EntryLookupInfo &lookup_info) {
+	auto at = lookup_info.GetAtClause();
+	if (!at) {
+		return LookupInCatalog(*this, transaction, lookup_info);
+	}
+	return Translated([&]() {
+		auto &context = transaction.GetContext();
+		auto id = ResolveAtClause(*repository->metadata, database_name, *at);
+		auto &snapshot = SnapshotCatalog(context, *repository, database_name, id);
+		return LookupInCatalog(snapshot, CatalogTransaction(snapshot, context), lookup_info);
+	});
+}
+
+optional_ptr<CatalogEntry> DifferentialCatalog::CatalogFunction(CatalogTransaction transaction,
+                                                                SchemaCatalogEntry &schema, const std::string &name) {
+	TableFunction function;
+	{
+		std::lock_guard<std::mutex> guard(registered_lock);
+		auto it = RegisteredFunctions().find(StringUtil::Lower(name));
+		if (it == RegisteredFunctions().end()) {
+			return nullptr;
+		}
+		function = it->second;
+	}
+	std::lock_guard<std::mutex> guard(function_lock);
+	auto key = StringUtil::Lower(name);
+	auto existing = function_entries.find(key);
+	if (existing != function_entries.end()) {
+		return existing->second.get();
+	}
+	auto info = make_shared_ptr<CatalogFunctionInfo>();
+	info->repository = repository->root;
+	info->database = database_name;
+	info->branch = branch_name;
+	function.function_info = info;
+	CreateTableFunctionInfo create(function);
+	create.internal = true;
+	create.temporary = true;
+	auto entry = make_uniq<TableFunctionCatalogEntry>(*this, schema, create);
+	auto result = entry.get();
+	function_entries[key] = std::move(entry);
+	return result;
+}
+
+} // namespace differential

@@ -1,0 +1,56 @@
+// DifferentialCatalog: DuckDB's own catalog (native storage runs unchanged) plus time travel
+// through hidden snapshot attachments and catalog-scoped functions such as analytics.snapshots().
+#pragma once
+
+#include "catalog/repository_registry.hpp"
+#include "duckdb/catalog/catalog_entry/table_function_catalog_entry.hpp"
+#include "duckdb/catalog/duck_catalog.hpp"
+#include "duckdb/function/table_function.hpp"
+
+#include <map>
+#include <mutex>
+
+namespace differential {
+
+//! Handed to catalog-scoped functions: which database (and branch) `<alias>.fn()` was called on.
+struct CatalogFunctionInfo : public duckdb::TableFunctionInfo {
+	std::string repository;
+	std::string database;
+	std::string branch;
+};
+
+//! Registers a table function that each differential catalog answers as `<alias>.<name>()`.
+void RegisterCatalogFunction(const std::string &name, duckdb::TableFunction function);
+
+class DifferentialCatalog : public duckdb::DuckCatalog {
+public:
+	DifferentialCatalog(duckdb::AttachedDatabase &db, std::shared_ptr<Repository> repository, std::string database,
+	                    std::string branch, int64_t snapshot_id);
+
+	bool SupportsTimeTravel() const override {
+		return true;
+	}
+
+	const std::shared_ptr<Repository> repository;
+	const std::string database_name;
+	//! Empty for a snapshot attachment.
+	const std::string branch_name;
+	const int64_t snapshot_id;
+
+	//! The file-system key of this attachment's files, for open-handle counts.
+	std::string OwnerKey() const;
+
+private:
+	duckdb::CatalogEntryLookup TryLookupEntryInternal(duckdb::CatalogTransaction transaction,
+	                                                  const duckdb::EntryLookupInfo &lookup_info) override;
+	duckdb::CatalogEntryLookup LookupInCatalog(duckdb::Catalog &catalog, duckdb::CatalogTransaction transaction,
+	                                           const duckdb::EntryLookupInfo &lookup_info);
+	duckdb::optional_ptr<duckdb::CatalogEntry> CatalogFunction(duckdb::CatalogTransaction transaction,
+	                                                           duckdb::SchemaCatalogEntry &schema,
+	                                                           const std::string &name);
+
+	std::mutex function_lock;
+	std::map<std::string, duckdb::unique_ptr<duckdb::TableFunctionCatalogEntry>> function_entries;
+};
+
+} // namespace differential

@@ -1,0 +1,99 @@
+// Hidden snapshot attachments are made through a private connection so that they outlive the
+// statement that first needed them, and are named so users cannot collide with them.
+#include "catalog/snapshot_attachments.hpp"
+
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "common/sql_quote.hpp"
+#include "duckdb/common/types/timestamp.hpp"
+#include "duckdb/main/attached_database.hpp"
+#include "duckdb/main/connection.hpp"
+#include "duckdb/main/database_manager.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static std::string HiddenName(const std::string &database, int64_t snapshot_id) {
+	return "__differential_snapshot@" + database + "@" + std::to_string(snapshot_id);
+}
+
+int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, const BoundAtClause &at) {
+	auto unit = StringUtil::Lower(at.Unit().GetIdentifierName());
+	auto &value = at.GetValue();
+	if (value.IsNull()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
+		     "AT (" + unit + " => NULL) names no snapshot. Give a snapshot id or a timestamp.");
+	}
+	if (unit == "version") {
+		int64_t id;
+		try {
+			id = value.DefaultCastAs(LogicalType::BIGINT).GetValue<int64_t>();
+		} catch (std::exception &) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
+			     "AT (VERSION => " + value.ToString() + ") is not a snapshot id. Use an integer from " + database +
+			         ".snapshots().");
+		}
+		if (!metadata.FindSnapshot(database, id)) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
+			         ". List its snapshots with " + database + ".snapshots().");
+		}
+		return id;
+	}
+	if (unit == "timestamp") {
+		timestamp_t ts;
+		try {
+			ts = value.DefaultCastAs(LogicalType::TIMESTAMP_TZ).GetValue<timestamp_t>();
+		} catch (std::exception &) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
+			     "AT (TIMESTAMP => " + value.ToString() + ") is not a timestamp.");
+		}
+		auto snapshot = metadata.FindSnapshotAsOf(database, Timestamp::GetEpochMicroSeconds(ts));
+		if (!snapshot) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			     "Database " + QuoteName(database) + " has no snapshot at or before " + value.ToString() +
+			         ". List its snapshots with " + database + ".snapshots().");
+		}
+		return snapshot->snapshot_id;
+	}
+	Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
+	     "AT (" + unit + " => ...) is not supported. Use AT (VERSION => <snapshot id>) or AT (TIMESTAMP => <time>).");
+}
+
+Catalog &SnapshotCatalog(ClientContext &context, const Repository &repository, const std::string &database,
+                         int64_t snapshot_id) {
+	auto name = HiddenName(database, snapshot_id);
+	auto &manager = DatabaseManager::Get(context);
+	auto attached = manager.GetDatabase(Identifier(name));
+	if (!attached) {
+		Connection connection(*context.db);
+		auto sql = "ATTACH IF NOT EXISTS " + SqlLiteral("differential:" + database) + " AS " + SqlIdentifier(name) +
+		           " (SNAPSHOT " + std::to_string(snapshot_id) + ", REPOSITORY " + SqlLiteral(repository.root) +
+		           ", READ_ONLY, HIDDEN)";
+		auto result = connection.Query(sql);
+		if (result->HasError()) {
+			result->ThrowError();
+		}
+		attached = manager.GetDatabase(Identifier(name));
+		if (!attached) {
+			Fail(ErrorKind::INTERNAL, "internal",
+			     "The snapshot attachment " + name + " vanished right after it was made. Retry the query.");
+		}
+	}
+	return attached->GetCatalog();
+}
+
+void ReleaseSnapshotAttachments(ClientContext &context, const std::string &database) {
+	auto prefix = HiddenName(database, 0);
+	prefix.pop_back();
+	auto &manager = DatabaseManager::Get(context);
+	for (auto &db : manager.GetDatabases()) {
+		auto &db_name = db->GetName().GetIdentifierName();
+		if (StringUtil::StartsWith(db_name, prefix)) {
+			manager.DetachDatabase(context, db->GetName(), OnEntryNotFound::RETURN_NULL);
+		}
+	}
+}
+
+} // namespace differential

@@ -1,0 +1,84 @@
+// SHA-256 through OpenSSL (SHA-NI where the CPU has it) and CRC32C through SSE4.2.
+#include "common/hash.hpp"
+
+#include <nmmintrin.h>
+#include <openssl/evp.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace differential {
+
+Hash256 Sha256(const void *data, size_t size) {
+	Hash256 out;
+	unsigned int len = 0;
+	if (EVP_Digest(data, size, out.data(), &len, EVP_sha256(), nullptr) != 1 || len != out.size()) {
+		throw std::runtime_error("[differential:internal] SHA-256 computation failed in OpenSSL");
+	}
+	return out;
+}
+
+uint32_t Crc32c(const void *data, size_t size, uint32_t seed) {
+	auto p = static_cast<const uint8_t *>(data);
+	uint64_t crc = ~seed & 0xFFFFFFFFu;
+	while (size >= 8) {
+		uint64_t word;
+		std::memcpy(&word, p, 8);
+		crc = _mm_crc32_u64(crc, word);
+		p += 8;
+		size -= 8;
+	}
+	auto crc32 = static_cast<uint32_t>(crc);
+	while (size--) {
+		crc32 = _mm_crc32_u8(crc32, *p++);
+	}
+	return ~crc32;
+}
+
+std::string HashToHex(const Hash256 &hash) {
+	static const char *digits = "0123456789abcdef";
+	std::string out(64, '0');
+	for (size_t i = 0; i < hash.size(); i++) {
+		out[2 * i] = digits[hash[i] >> 4];
+		out[2 * i + 1] = digits[hash[i] & 15];
+	}
+	return out;
+}
+
+static int HexValue(char c) {
+	if (c >= '0' && c <= '9') {
+		return c - '0';
+	}
+	if (c >= 'a' && c <= 'f') {
+		return c - 'a' + 10;
+	}
+	if (c >= 'A' && c <= 'F') {
+		return c - 'A' + 10;
+	}
+	return -1;
+}
+
+bool HashFromHex(const std::string &hex, Hash256 &out) {
+	if (hex.size() != 64) {
+		return false;
+	}
+	for (size_t i = 0; i < out.size(); i++) {
+		int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			return false;
+		}
+		out[i] = static_cast<uint8_t>(hi << 4 | lo);
+	}
+	return true;
+}
+
+bool IsZeroHash(const Hash256 &hash) {
+	for (auto b : hash) {
+		if (b) {
+			return false;
+		}
+	}
+	return true;
+}
+
+} // namespace differential

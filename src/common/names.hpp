@@ -1,0 +1,13 @@
+// Validation of user-supplied names: they become directory and lock-file names, so they must be safe.
+#pragma once
+
+#include <string>
+
+namespace differential {
+
+//! Throws invalid_name unless `name` is 1..128 characters of [A-Za-z0-9_.-], not starting with '.' or '-'.
+void ValidateName(const std::string &what, const std::string &name);
+//! Renders a name for an error message without letting control characters through.
+std::string QuoteName(const std::string &name);
+
+} // namespace differential

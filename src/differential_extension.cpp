@@ -1,0 +1,47 @@
+// Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
+#include "catalog/attach.hpp"
+#include "catalog/differential_catalog.hpp"
+#include "catalog/repository_registry.hpp"
+#include "common/duckdb_errors.hpp"
+#include "duckdb.hpp"
+#include "duckdb/main/config.hpp"
+#include "duckdb/main/extension/extension_loader.hpp"
+#include "functions/sql_functions.hpp"
+#include "storage/diff_file_system.hpp"
+
+namespace duckdb {
+
+static void CheckRepositorySetting(ClientContext &, SetScope, Value &parameter) {
+	if (parameter.IsNull()) {
+		return;
+	}
+	differential::Translated([&]() { parameter = Value(differential::NormalizeRepositoryPath(parameter.ToString())); });
+}
+
+static void LoadInternal(ExtensionLoader &loader) {
+	auto &instance = loader.GetDatabaseInstance();
+	auto &config = DBConfig::GetConfig(instance);
+
+	FileSystem::GetFileSystem(instance).RegisterSubSystem(make_uniq<differential::DiffFileSystem>(
+	    [](const std::string &root) { return differential::OpenRepository(root)->storage; }));
+	StorageExtension::Register(config, "differential", differential::CreateDifferentialStorageExtension());
+	config.AddExtensionOption("differential_repository",
+	                          "Absolute path of the differential repository that holds the databases",
+	                          LogicalType::VARCHAR, Value(), CheckRepositorySetting, SetScope::GLOBAL);
+
+	loader.RegisterFunction(differential::CreateSnapshotFunction());
+	loader.RegisterFunction(differential::CreateBranchFunction());
+	loader.RegisterFunction(differential::BranchesFunction());
+	loader.RegisterFunction(differential::DatabasesFunction());
+	loader.RegisterFunction(differential::SnapshotsFunction());
+	loader.RegisterFunction(differential::VerifyFunction());
+	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
+}
+
+} // namespace duckdb
+
+extern "C" {
+DUCKDB_CPP_EXTENSION_ENTRY(differential, loader) {
+	duckdb::LoadInternal(loader);
+}
+}

@@ -1,0 +1,65 @@
+// differential_create_snapshot(attached, name =>, author =>, message =>): checkpoints the
+// attachment, then records its state as the database's next snapshot.
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "duckdb/main/attached_database.hpp"
+#include "duckdb/transaction/duck_transaction_manager.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	auto attached = StringArgument(input, 0, "attached database name");
+	SnapshotRequest request;
+	request.name = NamedString(input, "name");
+	request.author = NamedString(input, "author");
+	request.message = NamedString(input, "message");
+	if (request.name) {
+		ValidateName("snapshot", *request.name);
+	}
+	return BindRows(
+	    {{"snapshot_id", LogicalType::BIGINT},
+	     {"snapshot_name", LogicalType::VARCHAR},
+	     {"branch_name", LogicalType::VARCHAR},
+	     {"created_at", LogicalType::TIMESTAMP_TZ}},
+	    [attached, request](ClientContext &context) {
+		    auto &catalog = AttachedDifferentialCatalog(context, attached);
+		    if (catalog.snapshot_id >= 0 || catalog.GetAttached().IsReadOnly()) {
+			    Fail(ErrorKind::INVALID_INPUT, "read_only",
+			         "The attachment " + QuoteName(attached) +
+			             " is read-only; snapshots are taken of a branch attached read-write.");
+		    }
+		    if (!context.transaction.IsAutoCommit()) {
+			    Fail(ErrorKind::INVALID_INPUT, "autocommit_required",
+			         "differential_create_snapshot checkpoints the database and cannot run inside an "
+			         "explicit transaction. COMMIT or ROLLBACK first, then call it on its own.");
+		    }
+		    try {
+			    DuckTransactionManager::Get(catalog.GetAttached()).Checkpoint(context, false);
+		    } catch (TransactionException &e) {
+			    Fail(ErrorKind::CONFLICT, "transaction_conflict",
+			         "Cannot snapshot " + QuoteName(attached) + " while other transactions write to it (" +
+			             std::string(e.what()) + "). Retry when they have committed.");
+		    }
+		    auto snapshot =
+		        catalog.repository->metadata->CreateSnapshot(catalog.database_name, catalog.branch_name, request);
+		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.has_name, snapshot.name),
+		                  Value(snapshot.branch_name), TimestampFromMicros(snapshot.created_at_us)}};
+	    },
+	    types, names);
+}
+
+TableFunction CreateSnapshotFunction() {
+	auto function = MakeRowsFunction("differential_create_snapshot", {LogicalType::VARCHAR}, Bind);
+	for (auto name : {"name", "author", "message"}) {
+		function.GetSignature().AddKeywordOnly(name, LogicalType::VARCHAR);
+	}
+	return function;
+}
+
+} // namespace differential

@@ -1,0 +1,96 @@
+// Shared plumbing of the table functions: argument reading, deferred execution, row output.
+#include "functions/rows_function.hpp"
+
+#include "common/duckdb_errors.hpp"
+#include "duckdb/common/types/timestamp.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+struct RowsBindData : public TableFunctionData {
+	RowProducer producer;
+};
+
+struct RowsState : public GlobalTableFunctionState {
+	bool produced = false;
+	Rows rows;
+	idx_t next = 0;
+	idx_t MaxThreads() const override {
+		return 1;
+	}
+};
+
+unique_ptr<FunctionData> BindRows(const std::vector<ResultColumn> &columns, RowProducer producer,
+                                  vector<LogicalType> &types, vector<Identifier> &names) {
+	for (auto &column : columns) {
+		names.push_back(Identifier(column.name));
+		types.push_back(column.type);
+	}
+	auto data = make_uniq<RowsBindData>();
+	data->producer = std::move(producer);
+	return std::move(data);
+}
+
+static unique_ptr<GlobalTableFunctionState> InitRows(ClientContext &, TableFunctionInitInput &) {
+	return make_uniq<RowsState>();
+}
+
+static void ScanRows(ClientContext &context, TableFunctionInput &input, DataChunk &output) {
+	auto &state = input.global_state->Cast<RowsState>();
+	if (!state.produced) {
+		state.produced = true;
+		auto &bind = input.bind_data->Cast<RowsBindData>();
+		state.rows = Translated([&]() { return bind.producer(context); });
+	}
+	idx_t count = 0;
+	while (state.next < state.rows.size() && count < STANDARD_VECTOR_SIZE) {
+		auto &row = state.rows[state.next++];
+		for (idx_t col = 0; col < row.size(); col++) {
+			output.data[col].Append(row[col]);
+		}
+		count++;
+	}
+	output.SetCardinalityUnsafe(count);
+}
+
+TableFunction MakeRowsFunction(const std::string &name, vector<LogicalType> arguments, table_function_bind_t bind) {
+	TableFunction function(Identifier(name), arguments, ScanRows, bind, InitRows);
+	return function;
+}
+
+std::string StringArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
+	auto &value = input.inputs[index];
+	if (value.IsNull()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " must not be NULL.");
+	}
+	return value.ToString();
+}
+
+std::optional<std::string> NamedString(TableFunctionBindInput &input, const std::string &name) {
+	for (auto &entry : input.named_parameters) {
+		if (StringUtil::Lower(entry.first.GetIdentifierName()) == name && !entry.second.IsNull()) {
+			return entry.second.ToString();
+		}
+	}
+	return std::nullopt;
+}
+
+std::optional<int64_t> NamedInteger(TableFunctionBindInput &input, const std::string &name) {
+	for (auto &entry : input.named_parameters) {
+		if (StringUtil::Lower(entry.first.GetIdentifierName()) == name && !entry.second.IsNull()) {
+			return entry.second.GetValue<int64_t>();
+		}
+	}
+	return std::nullopt;
+}
+
+Value OptionalText(bool present, const std::string &text) {
+	return present ? Value(text) : Value(LogicalType::VARCHAR);
+}
+
+Value TimestampFromMicros(int64_t micros) {
+	return Value::TIMESTAMPTZ(timestamp_tz_t(Timestamp::FromEpochMicroSeconds(micros)));
+}
+
+} // namespace differential

@@ -1,0 +1,37 @@
+// The shape every differential table function shares: bind validates arguments and declares
+// columns; the work runs once, at execution (never at bind, PREPARE or EXPLAIN), and its rows stream out.
+#pragma once
+
+#include "duckdb/function/table_function.hpp"
+#include "duckdb/main/client_context.hpp"
+
+#include <functional>
+#include <optional>
+
+namespace differential {
+
+struct ResultColumn {
+	std::string name;
+	duckdb::LogicalType type;
+};
+
+using Rows = duckdb::vector<duckdb::vector<duckdb::Value>>;
+using RowProducer = std::function<Rows(duckdb::ClientContext &context)>;
+
+//! Declares the columns and keeps the producer to run at execution.
+duckdb::unique_ptr<duckdb::FunctionData> BindRows(const std::vector<ResultColumn> &columns, RowProducer producer,
+                                                  duckdb::vector<duckdb::LogicalType> &types,
+                                                  duckdb::vector<duckdb::Identifier> &names);
+//! A table function whose bind is `bind` and whose execution runs the bound producer once.
+duckdb::TableFunction MakeRowsFunction(const std::string &name, duckdb::vector<duckdb::LogicalType> arguments,
+                                       duckdb::table_function_bind_t bind);
+
+//! Positional VARCHAR argument; refuses NULL.
+std::string StringArgument(duckdb::TableFunctionBindInput &input, size_t index, const std::string &what);
+std::optional<std::string> NamedString(duckdb::TableFunctionBindInput &input, const std::string &name);
+std::optional<int64_t> NamedInteger(duckdb::TableFunctionBindInput &input, const std::string &name);
+
+duckdb::Value OptionalText(bool present, const std::string &text);
+duckdb::Value TimestampFromMicros(int64_t micros);
+
+} // namespace differential

@@ -1,0 +1,60 @@
+// differential_snapshots(database) and its catalog-scoped form <attached>.snapshots().
+#include "common/names.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string database, vector<LogicalType> &types,
+                                        vector<Identifier> &names) {
+	return BindRows(
+	    {{"snapshot_id", LogicalType::BIGINT},
+	     {"snapshot_name", LogicalType::VARCHAR},
+	     {"author", LogicalType::VARCHAR},
+	     {"commit_message", LogicalType::VARCHAR},
+	     {"created_at", LogicalType::TIMESTAMP_TZ},
+	     {"branch_name", LogicalType::VARCHAR},
+	     {"parent_snapshot_ids", LogicalType::LIST(LogicalType::BIGINT)}},
+	    [repository_root, database](ClientContext &context) {
+		    auto repository = repository_root.empty() ? CurrentRepository(context) : OpenRepository(repository_root);
+		    Rows rows;
+		    for (auto &s : repository->metadata->ListSnapshots(database)) {
+			    vector<Value> parents;
+			    for (auto p : s.parents) {
+				    parents.push_back(Value::BIGINT(p));
+			    }
+			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.has_name, s.name),
+			                    OptionalText(s.has_author, s.author), OptionalText(s.has_message, s.message),
+			                    TimestampFromMicros(s.created_at_us), Value(s.branch_name),
+			                    Value::LIST(LogicalType::BIGINT, parents)});
+		    }
+		    return rows;
+	    },
+	    types, names);
+}
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	auto database = StringArgument(input, 0, "database name");
+	ValidateName("database", database);
+	return BindFor("", database, types, names);
+}
+
+static unique_ptr<FunctionData> BindCatalog(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                            vector<Identifier> &names) {
+	auto &info = input.info->Cast<CatalogFunctionInfo>();
+	return BindFor(info.repository, info.database, types, names);
+}
+
+TableFunction SnapshotsFunction() {
+	return MakeRowsFunction("differential_snapshots", {LogicalType::VARCHAR}, Bind);
+}
+
+TableFunction CatalogSnapshotsFunction() {
+	return MakeRowsFunction("snapshots", {}, BindCatalog);
+}
+
+} // namespace differential

@@ -1,0 +1,17 @@
+// Factories of every SQL function the extension registers; one function per file.
+#pragma once
+
+#include "duckdb/function/table_function.hpp"
+
+namespace differential {
+
+duckdb::TableFunction CreateSnapshotFunction();
+duckdb::TableFunction CreateBranchFunction();
+duckdb::TableFunction BranchesFunction();
+duckdb::TableFunction DatabasesFunction();
+duckdb::TableFunction SnapshotsFunction();
+//! The catalog-scoped form, answered as `<attached>.snapshots()`.
+duckdb::TableFunction CatalogSnapshotsFunction();
+duckdb::TableFunction VerifyFunction();
+
+} // namespace differential

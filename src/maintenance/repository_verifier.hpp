@@ -1,0 +1,22 @@
+// differential_verify's engine: re-reads every stored chunk and WAL range and checks every live
+// root against the metadata, reporting what it found instead of stopping at the first problem.
+#pragma once
+
+#include "catalog/repository_registry.hpp"
+
+#include <string>
+#include <vector>
+
+namespace differential {
+
+struct VerifyCheck {
+	std::string check;
+	int64_t objects_checked = 0;
+	int64_t problems = 0;
+	//! The first few problems, one per line.
+	std::string detail;
+};
+
+std::vector<VerifyCheck> VerifyRepository(Repository &repository);
+
+} // namespace differential

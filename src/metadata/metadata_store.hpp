@@ -1,0 +1,126 @@
+// The repository's metadata in SQLite (WAL mode, synchronous=FULL): databases, branches,
+// snapshots, roots, index pages, chunk locations and WAL byte ranges.
+#pragma once
+
+#include "metadata/sqlite.hpp"
+#include "storage/file_catalog.hpp"
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace differential {
+
+static constexpr int64_t METADATA_SCHEMA_VERSION = 1;
+static constexpr int64_t STORE_FORMAT_VERSION = 1;
+
+struct DatabaseRecord {
+	int64_t database_id = 0;
+	std::string name;
+	std::string uuid;
+	int64_t created_at_us = 0;
+	int64_t branch_count = 0;
+	int64_t snapshot_count = 0;
+};
+
+struct BranchRecord {
+	int64_t branch_id = 0;
+	int64_t database_id = 0;
+	std::string name;
+	int64_t created_at_us = 0;
+	//! The snapshot the branch was created from (NULL for main: -1).
+	int64_t base_snapshot_id = -1;
+	//! The newest snapshot taken on the branch, or its base (-1 when none).
+	int64_t head_snapshot_id = -1;
+};
+
+struct SnapshotRecord {
+	int64_t snapshot_id = 0;
+	std::string name;
+	bool has_name = false;
+	std::string author;
+	bool has_author = false;
+	std::string message;
+	bool has_message = false;
+	int64_t created_at_us = 0;
+	std::string branch_name;
+	int64_t root_id = 0;
+	std::vector<int64_t> parents;
+};
+
+struct SnapshotRequest {
+	std::optional<std::string> name;
+	std::optional<std::string> author;
+	std::optional<std::string> message;
+};
+
+class MetadataStore : public FileCatalog {
+public:
+	//! Opens (creating if needed) <root>/metadata.sqlite and migrates it to the current schema.
+	explicit MetadataStore(const std::string &root);
+
+	// FileCatalog
+	bool LoadFile(const FileAddress &file, StoredFile &out) override;
+	std::vector<uint8_t> LoadIndexPage(const Hash256 &page) override;
+	void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) override;
+	void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
+	                    const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks) override;
+	void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
+	                   const std::vector<ChunkLocation> &new_extents) override;
+	void RemoveFile(const FileAddress &file) override;
+	void MoveFile(const FileAddress &from, const FileAddress &to) override;
+	uint64_t AllocateSegment() override;
+
+	// Databases, branches, snapshots
+	std::optional<DatabaseRecord> FindDatabase(const std::string &name);
+	//! Creates the database and its main branch unless it exists; returns true when it was created.
+	bool EnsureDatabase(const std::string &name);
+	std::vector<DatabaseRecord> ListDatabases();
+	std::optional<BranchRecord> FindBranch(const std::string &database, const std::string &branch);
+	std::vector<BranchRecord> ListBranches(const std::string &database);
+	//! Creates a branch whose head is the given snapshot's state. Throws on a duplicate or unknown snapshot.
+	BranchRecord CreateBranch(const std::string &database, const std::string &branch, int64_t snapshot_id);
+	//! Records the branch's current published state as a new snapshot. The state must be checkpointed.
+	SnapshotRecord CreateSnapshot(const std::string &database, const std::string &branch, const SnapshotRequest &req);
+	std::vector<SnapshotRecord> ListSnapshots(const std::string &database);
+	std::optional<SnapshotRecord> FindSnapshot(const std::string &database, int64_t snapshot_id);
+	//! The newest snapshot created at or before the time, if any.
+	std::optional<SnapshotRecord> FindSnapshotAsOf(const std::string &database, int64_t timestamp_us);
+	//! The latest snapshot of the database, by id.
+	std::optional<SnapshotRecord> LatestSnapshot(const std::string &database);
+
+	// Verification
+	struct ChunkRow {
+		Hash256 hash;
+		ChunkLocation location;
+	};
+	std::vector<ChunkRow> AllChunks();
+	//! Every root still referenced by a branch file or a snapshot: (description, length, page hashes).
+	struct RootRow {
+		std::string owner;
+		uint64_t length;
+		std::vector<Hash256> pages;
+	};
+	std::vector<RootRow> LiveRoots();
+	std::vector<std::pair<std::string, ChunkLocation>> AllExtents();
+	bool HasIndexPage(const Hash256 &page);
+	bool HasChunk(const Hash256 &hash);
+
+	const std::string root;
+
+private:
+	void Migrate();
+	int64_t RequireBranchId(const FileAddress &file);
+	std::optional<int64_t> BranchId(const std::string &database, const std::string &branch);
+	int64_t RequireDatabaseId(const std::string &database);
+	bool LoadRoot(int64_t root_id, StoredFile &out);
+	SnapshotRecord ReadSnapshotRow(SqliteStatement &stmt);
+
+	std::mutex lock;
+	SqliteDatabase db;
+};
+
+int64_t NowMicros();
+
+} // namespace differential

@@ -1,0 +1,357 @@
+// diff:// file system: DuckDB's reads and writes land in VersionedFiles; FileSync publishes.
+#include "storage/diff_file_system.hpp"
+
+#include "common/duckdb_errors.hpp"
+#include "common/names.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace differential {
+
+using duckdb::FileHandle;
+using duckdb::idx_t;
+
+class DiffFileHandle : public FileHandle {
+public:
+	DiffFileHandle(DiffFileSystem &fs, const std::string &path, duckdb::FileOpenFlags flags,
+	               std::shared_ptr<VersionedFile> file, bool writable)
+	    : FileHandle(fs, path, flags), file(std::move(file)), writable(writable) {
+	}
+	~DiffFileHandle() override {
+		DiffFileHandle::Close();
+	}
+	void Close() override {
+		if (file) {
+			auto owned = std::move(file);
+			file.reset();
+			DiffFileSystem::ReleaseHandle(owned, writable);
+		}
+	}
+
+	std::shared_ptr<VersionedFile> file;
+	bool writable;
+	uint64_t position = 0;
+};
+
+struct LiveFile {
+	std::shared_ptr<VersionedFile> file;
+	int64_t handles = 0;
+	int64_t writers = 0;
+	int lock_fd = -1;
+};
+
+//! Shared by every DiffFileSystem in the process (one per DuckDB instance).
+struct FileRegistry {
+	std::mutex lock;
+	//! Files with a writable handle open, by path; every open of them shares the one VersionedFile.
+	std::map<std::string, LiveFile> live;
+	std::map<std::string, int64_t> handles_by_owner;
+};
+
+static FileRegistry &Registry() {
+	static auto *registry = new FileRegistry();
+	return *registry;
+}
+
+static DiffFileHandle &AsDiff(FileHandle &handle) {
+	return handle.Cast<DiffFileHandle>();
+}
+
+DiffFileSystem::DiffFileSystem(StorageResolver resolver_p) : resolver(std::move(resolver_p)) {
+}
+
+bool DiffFileSystem::CanHandleFile(const std::string &path) {
+	return IsDiffPath(path);
+}
+
+int DiffFileSystem::AcquireBranchLock(const FileAddress &address) {
+	auto dir = address.repository + "/locks";
+	mkdir(dir.c_str(), 0755);
+	auto path = dir + "/" + address.database + "@" + address.branch + ".lock";
+	int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		Fail(ErrorKind::IO, "io_error",
+		     "Cannot open the branch lock " + path + ": " + std::strerror(errno) + ". Check permissions.");
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		char holder[64] = {};
+		auto n = pread(fd, holder, sizeof(holder) - 1, 0);
+		close(fd);
+		std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("another process");
+		while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) {
+			who.pop_back();
+		}
+		Fail(ErrorKind::CONFLICT, "branch_locked",
+		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
+		         " is open for writing by " + who +
+		         ". A branch has one writer at a time: detach it there, attach it here with (READ_ONLY), or "
+		         "create a branch and write to that.");
+	}
+	auto text = "process " + std::to_string(getpid()) + "\n";
+	if (ftruncate(fd, 0) == 0) {
+		auto ignored = pwrite(fd, text.data(), text.size(), 0);
+		(void)ignored;
+	}
+	return fd;
+}
+
+duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
+                                                        duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	return Translated([&]() -> duckdb::unique_ptr<FileHandle> {
+		auto address = ParseDiffPath(path);
+		bool write = flags.OpenForWriting();
+		if (write && address.IsSnapshot()) {
+			Fail(ErrorKind::INVALID_INPUT, "read_only",
+			     "Snapshot " + std::to_string(address.snapshot_id) + " of database " + QuoteName(address.database) +
+			         " is read-only. Create a branch from it with differential_create_branch() to write.");
+		}
+		bool create = flags.CreateFileIfNotExists() || flags.OverwriteExistingFile();
+		auto &registry = Registry();
+		std::lock_guard<std::mutex> guard(registry.lock);
+		// Read-only opens see the published state, never another attachment's unpublished writes.
+		auto it = write ? registry.live.find(path) : registry.live.end();
+		std::shared_ptr<VersionedFile> file;
+		if (it != registry.live.end()) {
+			auto &entry = it->second;
+			if (write && address.IsMainFile() && entry.writers > 0) {
+				Fail(ErrorKind::CONFLICT, "branch_in_use",
+				     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
+				         " is already attached for writing in this process. Use that attachment, or attach this "
+				         "one with (READ_ONLY).");
+			}
+			file = entry.file;
+			if (flags.OverwriteExistingFile() || (!file->Exists() && create)) {
+				file->CreateEmpty();
+			} else if (!file->Exists()) {
+				if (flags.ReturnNullIfNotExists()) {
+					return nullptr;
+				}
+				Fail(ErrorKind::NOT_FOUND, "file_not_found", "No file " + path + " in the repository.");
+			}
+			entry.handles++;
+			entry.writers += write ? 1 : 0;
+		} else {
+			auto storage = resolver(address.repository);
+			file = std::make_shared<VersionedFile>(address, storage, write);
+			int lock_fd = write && address.IsMainFile() ? AcquireBranchLock(address) : -1;
+			try {
+				bool exists = file->Load();
+				if (flags.OverwriteExistingFile() || (!exists && create)) {
+					file->CreateEmpty();
+				} else if (!exists) {
+					if (lock_fd >= 0) {
+						close(lock_fd);
+					}
+					if (flags.ReturnNullIfNotExists()) {
+						return nullptr;
+					}
+					Fail(ErrorKind::NOT_FOUND, "file_not_found", "No file " + path + " in the repository.");
+				}
+			} catch (...) {
+				if (lock_fd >= 0) {
+					close(lock_fd);
+				}
+				throw;
+			}
+			if (write) {
+				LiveFile entry;
+				entry.file = file;
+				entry.handles = 1;
+				entry.writers = 1;
+				entry.lock_fd = lock_fd;
+				registry.live[path] = entry;
+			}
+		}
+		registry.handles_by_owner[address.OwnerKey()]++;
+		return duckdb::make_uniq<DiffFileHandle>(*this, path, flags, file, write);
+	});
+}
+
+void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable) {
+	auto &registry = Registry();
+	std::lock_guard<std::mutex> guard(registry.lock);
+	auto address = file->Address();
+	auto owner = registry.handles_by_owner.find(address.OwnerKey());
+	if (owner != registry.handles_by_owner.end() && --owner->second <= 0) {
+		registry.handles_by_owner.erase(owner);
+	}
+	auto it = registry.live.find(address.ToPath());
+	if (it == registry.live.end() || it->second.file != file) {
+		return;
+	}
+	auto &entry = it->second;
+	entry.handles--;
+	entry.writers -= writable ? 1 : 0;
+	if (entry.handles > 0) {
+		return;
+	}
+	// Closing publishes what was written, as closing a native file leaves it in the file.
+	try {
+		file->Sync();
+	} catch (...) {
+	}
+	if (entry.lock_fd >= 0) {
+		close(entry.lock_fd);
+	}
+	registry.live.erase(it);
+}
+
+int64_t DiffFileSystem::OpenHandleCount(const std::string &owner_key) {
+	auto &registry = Registry();
+	std::lock_guard<std::mutex> guard(registry.lock);
+	auto it = registry.handles_by_owner.find(owner_key);
+	return it == registry.handles_by_owner.end() ? 0 : it->second;
+}
+
+void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
+	Translated([&]() {
+		auto &h = AsDiff(handle);
+		auto n = h.file->Read(buffer, static_cast<uint64_t>(nr_bytes), location);
+		if (n != static_cast<uint64_t>(nr_bytes)) {
+			Fail(ErrorKind::IO, "short_read",
+			     "Read of " + std::to_string(nr_bytes) + " bytes at " + std::to_string(location) + " from " + h.path +
+			         " goes past its end (" + std::to_string(h.file->Length()) + " bytes).");
+		}
+	});
+}
+
+void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
+	Translated([&]() {
+		auto &h = AsDiff(handle);
+		if (!h.writable) {
+			Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot write " + h.path + ": it is opened read-only.");
+		}
+		h.file->Write(buffer, static_cast<uint64_t>(nr_bytes), location);
+	});
+}
+
+int64_t DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
+	return Translated([&]() {
+		auto &h = AsDiff(handle);
+		auto n = h.file->Read(buffer, static_cast<uint64_t>(nr_bytes), h.position);
+		h.position += n;
+		return static_cast<int64_t>(n);
+	});
+}
+
+int64_t DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
+	auto &h = AsDiff(handle);
+	Write(handle, buffer, nr_bytes, h.position);
+	h.position += static_cast<uint64_t>(nr_bytes);
+	return nr_bytes;
+}
+
+int64_t DiffFileSystem::GetFileSize(FileHandle &handle) {
+	return static_cast<int64_t>(AsDiff(handle).file->Length());
+}
+
+duckdb::timestamp_t DiffFileSystem::GetLastModifiedTime(FileHandle &handle) {
+	return duckdb::timestamp_t(0);
+}
+
+void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
+	Translated([&]() {
+		auto &h = AsDiff(handle);
+		if (!h.writable) {
+			Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot truncate " + h.path + ": it is opened read-only.");
+		}
+		h.file->Truncate(static_cast<uint64_t>(new_size));
+		h.position = std::min<uint64_t>(h.position, static_cast<uint64_t>(new_size));
+	});
+}
+
+void DiffFileSystem::FileSync(FileHandle &handle) {
+	Translated([&]() { AsDiff(handle).file->Sync(); });
+}
+
+void DiffFileSystem::Seek(FileHandle &handle, idx_t location) {
+	AsDiff(handle).position = location;
+}
+
+void DiffFileSystem::Reset(FileHandle &handle) {
+	AsDiff(handle).position = 0;
+}
+
+idx_t DiffFileSystem::SeekPosition(FileHandle &handle) {
+	return AsDiff(handle).position;
+}
+
+std::shared_ptr<VersionedFile> DiffFileSystem::Lookup(const std::string &path, FileAddress &address) {
+	address = ParseDiffPath(path);
+	auto &registry = Registry();
+	std::lock_guard<std::mutex> guard(registry.lock);
+	auto it = registry.live.find(path);
+	return it == registry.live.end() ? nullptr : it->second.file;
+}
+
+bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	return Translated([&]() {
+		FileAddress address;
+		if (auto file = Lookup(filename, address)) {
+			return file->Exists();
+		}
+		StoredFile stored;
+		return resolver(address.repository)->catalog->LoadFile(address, stored);
+	});
+}
+
+bool DiffFileSystem::TryRemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	return Translated([&]() {
+		FileAddress address;
+		auto file = Lookup(filename, address);
+		if (address.IsSnapshot()) {
+			Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot remove " + filename + ": snapshots are read-only.");
+		}
+		bool existed = FileExists(filename, opener);
+		if (file) {
+			file->MarkRemoved();
+		}
+		if (existed) {
+			resolver(address.repository)->catalog->RemoveFile(address);
+		}
+		return existed;
+	});
+}
+
+void DiffFileSystem::RemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	if (!TryRemoveFile(filename, opener)) {
+		throw duckdb::IOException("[differential:file_not_found] Cannot remove " + filename + ": it does not exist.");
+	}
+}
+
+void DiffFileSystem::MoveFile(const std::string &source, const std::string &target,
+                              duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	Translated([&]() {
+		FileAddress from, to;
+		auto file = Lookup(source, from);
+		to = ParseDiffPath(target);
+		if (from.OwnerKey() != to.OwnerKey() || from.IsSnapshot()) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_path",
+			     "Cannot move " + source + " to " + target + ": files move only within one branch.");
+		}
+		if (file) {
+			file->Sync();
+		}
+		resolver(from.repository)->catalog->MoveFile(from, to);
+		auto &registry = Registry();
+		std::lock_guard<std::mutex> guard(registry.lock);
+		auto old_target = registry.live.find(target);
+		if (old_target != registry.live.end()) {
+			old_target->second.file->MarkRemoved();
+			registry.live.erase(old_target);
+		}
+		auto it = registry.live.find(source);
+		if (it != registry.live.end()) {
+			it->second.file->Rename(to);
+			registry.live[target] = it->second;
+			registry.live.erase(it);
+		}
+	});
+}
+
+} // namespace differential

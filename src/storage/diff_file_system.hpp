@@ -1,0 +1,71 @@
+// The diff:// file system DuckDB's native storage runs on. It maps each path to a VersionedFile,
+// enforces one writer per branch (a lock file per branch) and counts open handles per branch.
+#pragma once
+
+#include "duckdb/common/file_system.hpp"
+#include "storage/repository_storage.hpp"
+#include "storage/versioned_file.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace differential {
+
+using StorageResolver = std::function<std::shared_ptr<RepositoryStorage>(const std::string &repository)>;
+
+class DiffFileSystem : public duckdb::FileSystem {
+public:
+	explicit DiffFileSystem(StorageResolver resolver);
+
+	std::string GetName() const override {
+		return "DifferentialFileSystem";
+	}
+	bool CanHandleFile(const std::string &path) override;
+
+	duckdb::unique_ptr<duckdb::FileHandle> OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
+	                                                duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void Read(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location) override;
+	void Write(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes, duckdb::idx_t location) override;
+	int64_t Read(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes) override;
+	int64_t Write(duckdb::FileHandle &handle, void *buffer, int64_t nr_bytes) override;
+	int64_t GetFileSize(duckdb::FileHandle &handle) override;
+	duckdb::timestamp_t GetLastModifiedTime(duckdb::FileHandle &handle) override;
+	void Truncate(duckdb::FileHandle &handle, int64_t new_size) override;
+	void FileSync(duckdb::FileHandle &handle) override;
+	void Seek(duckdb::FileHandle &handle, duckdb::idx_t location) override;
+	void Reset(duckdb::FileHandle &handle) override;
+	duckdb::idx_t SeekPosition(duckdb::FileHandle &handle) override;
+	bool CanSeek() override {
+		return true;
+	}
+	bool OnDiskFile(duckdb::FileHandle &handle) override {
+		return true;
+	}
+
+	bool FileExists(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void RemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool TryRemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	void MoveFile(const std::string &source, const std::string &target,
+	              duckdb::optional_ptr<duckdb::FileOpener> opener) override;
+	bool DirectoryExists(const std::string &directory, duckdb::optional_ptr<duckdb::FileOpener> opener) override {
+		return true;
+	}
+	void CreateDirectory(const std::string &directory, duckdb::optional_ptr<duckdb::FileOpener> opener) override {
+	}
+
+	//! Open handles on the files of a branch or snapshot (FileAddress::OwnerKey()) in this process,
+	//! across every DuckDB instance: the real "is it closed" signal, since DETACH may leave files open.
+	static int64_t OpenHandleCount(const std::string &owner_key);
+	//! Called by handles as they close.
+	static void ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable);
+
+private:
+	int AcquireBranchLock(const FileAddress &address);
+	std::shared_ptr<VersionedFile> Lookup(const std::string &path, FileAddress &address);
+
+	StorageResolver resolver;
+};
+
+} // namespace differential

@@ -1,0 +1,64 @@
+// What the storage layer needs from the metadata layer: where published file versions, index
+// pages and chunks are recorded. Declared here so storage never includes metadata.
+#pragma once
+
+#include "common/hash.hpp"
+#include "storage/diff_path.hpp"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace differential {
+
+//! Where a record's payload lies: in which segment, at which byte, how long, with which CRC32C.
+struct ChunkLocation {
+	uint64_t segment_id = 0;
+	uint64_t offset = 0;
+	uint32_t length = 0;
+	uint32_t crc32c = 0;
+};
+
+//! A published version of a file as the catalog has it.
+struct StoredFile {
+	uint64_t length = 0;
+	//! Chunked files: one hash per index page, in order.
+	std::vector<Hash256> pages;
+	//! Ranged files (WAL): the byte ranges, in file order.
+	std::vector<ChunkLocation> extents;
+};
+
+struct NewChunk {
+	Hash256 hash;
+	ChunkLocation location;
+};
+
+struct NewIndexPage {
+	Hash256 hash;
+	std::vector<uint8_t> slots;
+};
+
+class FileCatalog {
+public:
+	virtual ~FileCatalog() = default;
+
+	//! False when the file does not exist (never published, or removed).
+	virtual bool LoadFile(const FileAddress &file, StoredFile &out) = 0;
+	virtual std::vector<uint8_t> LoadIndexPage(const Hash256 &page) = 0;
+	//! Fills `out` with one location per hash; throws missing_chunk when a hash is unknown.
+	virtual void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) = 0;
+
+	//! Publishes a new version of a chunked file in one durable metadata transaction.
+	virtual void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
+	                            const std::vector<NewIndexPage> &new_pages,
+	                            const std::vector<NewChunk> &new_chunks) = 0;
+	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them.
+	virtual void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
+	                           const std::vector<ChunkLocation> &new_extents) = 0;
+	virtual void RemoveFile(const FileAddress &file) = 0;
+	virtual void MoveFile(const FileAddress &from, const FileAddress &to) = 0;
+	//! Registers a new segment and returns its id.
+	virtual uint64_t AllocateSegment() = 0;
+};
+
+} // namespace differential

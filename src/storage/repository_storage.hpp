@@ -1,0 +1,32 @@
+// The storage side of one repository in this process: its catalog, its segments and the chunks
+// this process already knows, so a chunk written twice is stored once.
+#pragma once
+
+#include "storage/file_catalog.hpp"
+#include "storage/segment_store.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace differential {
+
+class RepositoryStorage {
+public:
+	RepositoryStorage(std::string root, std::shared_ptr<FileCatalog> catalog);
+
+	const std::string root;
+	const std::shared_ptr<FileCatalog> catalog;
+	SegmentStore segments;
+
+	//! Stores a chunk unless an identical one is already known; returns where it lives.
+	ChunkLocation StoreChunk(const void *data, uint32_t size, const Hash256 &hash);
+	void RememberChunk(const Hash256 &hash, const ChunkLocation &location);
+
+private:
+	std::mutex known_lock;
+	std::unordered_map<Hash256, ChunkLocation, Hash256Hasher> known_chunks;
+};
+
+} // namespace differential

@@ -1,0 +1,75 @@
+// Append-only segment files: the write journal and, once published, the home of every chunk.
+// A write lands in the open segment before write() returns; FileSync makes it durable.
+#pragma once
+
+#include "common/hash.hpp"
+#include "storage/file_catalog.hpp"
+
+#include <functional>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace differential {
+
+//! Segment file header (64 bytes) and record header (48 bytes); docs/FORMAT.md has the offset tables.
+static constexpr uint64_t SEGMENT_HEADER_SIZE = 64;
+static constexpr uint64_t RECORD_HEADER_SIZE = 48;
+static constexpr uint32_t SEGMENT_FORMAT_VERSION = 1;
+static constexpr uint64_t SEGMENT_ROLL_SIZE = 1ULL << 30;
+
+struct ScannedRecord {
+	uint64_t payload_offset;
+	uint32_t length;
+	uint32_t crc32c;
+	Hash256 hash;
+};
+
+struct SegmentScan {
+	uint64_t segment_id = 0;
+	std::vector<ScannedRecord> records;
+	//! Bytes after the last whole record: a torn tail left by a crash (never published).
+	uint64_t torn_bytes = 0;
+	bool header_valid = false;
+};
+
+class SegmentStore {
+public:
+	SegmentStore(std::string directory, std::function<uint64_t()> allocate_segment_id);
+	~SegmentStore();
+
+	//! Appends one record; thread-safe. The payload is not durable until Sync().
+	ChunkLocation Append(const void *data, uint32_t size, const Hash256 &hash);
+	//! fsyncs every segment appended to since the last Sync.
+	void Sync();
+	//! Reads a record's payload and checks its CRC32C; throws corrupt_chunk on a mismatch.
+	void Read(const ChunkLocation &location, void *out);
+
+	std::string SegmentPath(uint64_t segment_id) const;
+	static std::string SegmentPath(const std::string &directory, uint64_t segment_id);
+	//! Reads a segment file record by record, stopping at the first torn or invalid one.
+	static SegmentScan Scan(const std::string &path);
+	static void EncodeRecordHeader(uint8_t *out, uint32_t length, uint32_t crc, const Hash256 &hash);
+
+private:
+	int ReaderFd(uint64_t segment_id);
+	void OpenNewSegment();
+
+	std::string directory;
+	std::function<uint64_t()> allocate_segment_id;
+
+	std::mutex write_lock;
+	uint64_t current_id = 0;
+	int current_fd = -1;
+	uint64_t current_size = 0;
+	//! Segments with appends not yet fsynced (the current one, and any rolled over since).
+	std::vector<int> unsynced_fds;
+	std::vector<int> retired_fds;
+
+	std::shared_mutex reader_lock;
+	std::unordered_map<uint64_t, int> reader_fds;
+};
+
+} // namespace differential

@@ -1,0 +1,66 @@
+"""Shared helpers for the SQL tests: load the built extension into the pinned DuckDB wheel."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import duckdb
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+
+
+def connect(repository=None):
+    """A fresh DuckDB instance with the extension loaded and, if given, the repository set."""
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{EXTENSION}'")
+    if repository is not None:
+        con.execute(f"SET differential_repository = '{repository}'")
+    return con
+
+
+def scalar(con, sql, params=None):
+    row = con.execute(sql, params or []).fetchone()
+    assert row is not None, f"no row from {sql}"
+    return row[0]
+
+
+def refused(con, sql, code):
+    """Runs sql, asserts it fails with [differential:<code>] leading the message, returns the message."""
+    with pytest.raises(duckdb.Error) as info:
+        con.execute(sql)
+    message = str(info.value)
+    # DuckDB prefixes the exception type ("Invalid Input Error: "); our code must come right after it.
+    assert re.match(r"^[A-Za-z ]*Error: \[differential:" + re.escape(code) + r"\] ", message), message
+    return message
+
+
+def repository_state(con):
+    """Everything a refusal must leave unchanged: databases, branches and snapshots."""
+    state = []
+    for (name,) in con.execute("SELECT database_name FROM differential_databases() ORDER BY 1").fetchall():
+        state.append(("database", name))
+        for row in con.execute(
+            "SELECT branch_name, base_snapshot_id, head_snapshot_id FROM differential_branches(?) ORDER BY 1", [name]
+        ).fetchall():
+            state.append(("branch", name) + tuple(row))
+        for row in con.execute(
+            "SELECT snapshot_id, snapshot_name, branch_name FROM differential_snapshots(?) ORDER BY 1", [name]
+        ).fetchall():
+            state.append(("snapshot", name) + tuple(row))
+    return state
+
+
+def run_python(code, timeout=120, env=None):
+    """Runs a Python snippet in another process (with this module importable) and returns its stdout."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(pathlib.Path(__file__).resolve().parent)
+    full_env.update(env or {})
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=full_env
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"subprocess failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result.stdout

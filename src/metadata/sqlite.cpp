@@ -80,6 +80,12 @@ SqliteStatement &SqliteStatement::Bind(int index, const std::string &value) {
 }
 
 SqliteStatement &SqliteStatement::BindBlob(int index, const void *data, size_t size) {
+	// An empty std::vector's data() may be null, and SQLite binds a null pointer as NULL, not as an empty blob
+	// (an empty file's root or a page of holes would then violate NOT NULL).
+	static const uint8_t EMPTY = 0;
+	if (size == 0) {
+		data = &EMPTY;
+	}
 	if (sqlite3_bind_blob64(stmt, index, data, size, SQLITE_TRANSIENT) != SQLITE_OK) {
 		db->Raise("Binding a metadata value");
 	}

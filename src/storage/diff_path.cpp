@@ -53,7 +53,8 @@ FileAddress ParseDiffPath(const std::string &path) {
 		try {
 			size_t used = 0;
 			addr.snapshot_id = std::stoll(owner.substr(1), &used);
-			if (used + 1 != owner.size() || addr.snapshot_id < 0) {
+			// Only the canonical spelling: stoll alone would accept "~ 1", "~\n1", "~+1" and "~007".
+			if (used + 1 != owner.size() || addr.snapshot_id < 0 || owner != "~" + std::to_string(addr.snapshot_id)) {
 				return refuse();
 			}
 		} catch (std::exception &) {

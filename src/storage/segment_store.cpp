@@ -156,13 +156,24 @@ ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash25
 }
 
 void SegmentStore::Sync() {
+	// Held across the flush: a caller whose appends another thread already took off the list must not return
+	// (and publish) before that thread's fdatasync has finished. Callers queued here share the next flush.
+	std::lock_guard<std::mutex> sync_guard(sync_lock);
 	std::vector<int> to_sync;
 	{
 		std::lock_guard<std::mutex> guard(write_lock);
 		to_sync.swap(unsynced_fds);
 	}
-	for (auto fd : to_sync) {
-		if (fdatasync(fd) != 0) {
+	for (size_t i = 0; i < to_sync.size(); i++) {
+		if (fdatasync(to_sync[i]) != 0) {
+			auto error = errno;
+			{
+				// The segments not flushed yet stay owed, so a later Sync cannot skip them.
+				std::lock_guard<std::mutex> guard(write_lock);
+				unsynced_fds.insert(unsynced_fds.begin(), to_sync.begin() + static_cast<std::ptrdiff_t>(i),
+				                    to_sync.end());
+			}
+			errno = error;
 			IoFail("Syncing a segment in", directory);
 		}
 	}

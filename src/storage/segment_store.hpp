@@ -61,6 +61,8 @@ private:
 	std::function<uint64_t()> allocate_segment_id;
 
 	std::mutex write_lock;
+	//! Serializes Sync() so that it returns only once everything appended before the call is on disk.
+	std::mutex sync_lock;
 	uint64_t current_id = 0;
 	int current_fd = -1;
 	uint64_t current_size = 0;

@@ -3,6 +3,7 @@
 #include "catalog/snapshot_attachments.hpp"
 
 #include "common/errors.hpp"
+#include "common/hash.hpp"
 #include "common/names.hpp"
 #include "common/sql_quote.hpp"
 #include "duckdb/common/types/timestamp.hpp"
@@ -14,8 +15,13 @@ namespace differential {
 
 using namespace duckdb;
 
-static std::string HiddenName(const std::string &database, int64_t snapshot_id) {
-	return "__differential_snapshot@" + database + "@" + std::to_string(snapshot_id);
+static std::string HiddenPrefix(const std::string &repository, const std::string &database) {
+	auto digest = Sha256(repository.data(), repository.size());
+	return "__differential_snapshot@" + HashToHex(digest).substr(0, 16) + "@" + database + "@";
+}
+
+static std::string HiddenName(const std::string &repository, const std::string &database, int64_t snapshot_id) {
+	return HiddenPrefix(repository, database) + std::to_string(snapshot_id);
 }
 
 int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, const BoundAtClause &at) {
@@ -63,7 +69,7 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 
 Catalog &SnapshotCatalog(ClientContext &context, const Repository &repository, const std::string &database,
                          int64_t snapshot_id) {
-	auto name = HiddenName(database, snapshot_id);
+	auto name = HiddenName(repository.root, database, snapshot_id);
 	auto &manager = DatabaseManager::Get(context);
 	auto attached = manager.GetDatabase(Identifier(name));
 	if (!attached) {
@@ -84,9 +90,8 @@ Catalog &SnapshotCatalog(ClientContext &context, const Repository &repository, c
 	return attached->GetCatalog();
 }
 
-void ReleaseSnapshotAttachments(ClientContext &context, const std::string &database) {
-	auto prefix = HiddenName(database, 0);
-	prefix.pop_back();
+void ReleaseSnapshotAttachments(ClientContext &context, const std::string &repository, const std::string &database) {
+	auto prefix = HiddenPrefix(repository, database);
 	auto &manager = DatabaseManager::Get(context);
 	for (auto &db : manager.GetDatabases()) {
 		auto &db_name = db->GetName().GetIdentifierName();

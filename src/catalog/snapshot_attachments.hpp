@@ -13,6 +13,7 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 duckdb::Catalog &SnapshotCatalog(duckdb::ClientContext &context, const Repository &repository,
                                  const std::string &database, int64_t snapshot_id);
 //! Detaches this instance's hidden snapshot attachments of `database`.
-void ReleaseSnapshotAttachments(duckdb::ClientContext &context, const std::string &database);
+void ReleaseSnapshotAttachments(duckdb::ClientContext &context, const std::string &repository,
+                                const std::string &database);
 
 } // namespace differential

@@ -42,7 +42,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 }
 
 TableFunction BranchesFunction() {
-	return MakeRowsFunction("differential_branches", {LogicalType::VARCHAR}, Bind);
+	return MakeRowsFunction("differential_branches", {LogicalType::VARCHAR}, TranslatedBind<Bind>);
 }
 
 } // namespace differential

@@ -49,8 +49,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 }
 
 TableFunction CreateBranchFunction() {
-	auto function = MakeRowsFunction("differential_create_branch", {LogicalType::VARCHAR, LogicalType::VARCHAR}, Bind);
-	function.GetSignature().AddKeywordOnly("snapshot", LogicalType::BIGINT);
+	auto function = MakeRowsFunction("differential_create_branch", {LogicalType::VARCHAR, LogicalType::VARCHAR},
+	                                 TranslatedBind<Bind>);
+	function.GetSignature().AddKeywordOnly("snapshot", LogicalType::BIGINT, Value(LogicalType::BIGINT));
 	return function;
 }
 

@@ -55,9 +55,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 }
 
 TableFunction CreateSnapshotFunction() {
-	auto function = MakeRowsFunction("differential_create_snapshot", {LogicalType::VARCHAR}, Bind);
+	auto function = MakeRowsFunction("differential_create_snapshot", {LogicalType::VARCHAR}, TranslatedBind<Bind>);
 	for (auto name : {"name", "author", "message"}) {
-		function.GetSignature().AddKeywordOnly(name, LogicalType::VARCHAR);
+		function.GetSignature().AddKeywordOnly(name, LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
 	}
 	return function;
 }

@@ -27,7 +27,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 }
 
 TableFunction DatabasesFunction() {
-	return MakeRowsFunction("differential_databases", {}, Bind);
+	return MakeRowsFunction("differential_databases", {}, TranslatedBind<Bind>);
 }
 
 } // namespace differential

@@ -2,6 +2,7 @@
 // columns; the work runs once, at execution (never at bind, PREPARE or EXPLAIN), and its rows stream out.
 #pragma once
 
+#include "common/duckdb_errors.hpp"
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/client_context.hpp"
 
@@ -25,6 +26,14 @@ duckdb::unique_ptr<duckdb::FunctionData> BindRows(const std::vector<ResultColumn
 //! A table function whose bind is `bind` and whose execution runs the bound producer once.
 duckdb::TableFunction MakeRowsFunction(const std::string &name, duckdb::vector<duckdb::LogicalType> arguments,
                                        duckdb::table_function_bind_t bind);
+
+//! Wraps a bind callback so its refusals reach SQL as DuckDB exceptions of the right type.
+template <duckdb::table_function_bind_t BIND>
+duckdb::unique_ptr<duckdb::FunctionData>
+TranslatedBind(duckdb::ClientContext &context, duckdb::TableFunctionBindInput &input,
+               duckdb::vector<duckdb::LogicalType> &types, duckdb::vector<duckdb::Identifier> &names) {
+	return Translated([&]() { return BIND(context, input, types, names); });
+}
 
 //! Positional VARCHAR argument; refuses NULL.
 std::string StringArgument(duckdb::TableFunctionBindInput &input, size_t index, const std::string &what);

@@ -50,11 +50,11 @@ static unique_ptr<FunctionData> BindCatalog(ClientContext &, TableFunctionBindIn
 }
 
 TableFunction SnapshotsFunction() {
-	return MakeRowsFunction("differential_snapshots", {LogicalType::VARCHAR}, Bind);
+	return MakeRowsFunction("differential_snapshots", {LogicalType::VARCHAR}, TranslatedBind<Bind>);
 }
 
 TableFunction CatalogSnapshotsFunction() {
-	return MakeRowsFunction("snapshots", {}, BindCatalog);
+	return MakeRowsFunction("snapshots", {}, TranslatedBind<BindCatalog>);
 }
 
 } // namespace differential

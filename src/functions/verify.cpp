@@ -27,7 +27,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 }
 
 TableFunction VerifyFunction() {
-	return MakeRowsFunction("differential_verify", {}, Bind);
+	return MakeRowsFunction("differential_verify", {}, TranslatedBind<Bind>);
 }
 
 } // namespace differential

@@ -168,7 +168,11 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 			}
 		}
 		registry.handles_by_owner[address.OwnerKey()]++;
-		return duckdb::make_uniq<DiffFileHandle>(*this, path, flags, file, write);
+		auto handle = duckdb::make_uniq<DiffFileHandle>(*this, path, flags, file, write);
+		if (flags.OpenForAppending()) {
+			handle->position = file->Length();
+		}
+		return std::move(handle);
 	});
 }
 
@@ -241,6 +245,9 @@ int64_t DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes)
 
 int64_t DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &h = AsDiff(handle);
+	if (h.flags.OpenForAppending()) {
+		h.position = h.file->Length();
+	}
 	Write(handle, buffer, nr_bytes, h.position);
 	h.position += static_cast<uint64_t>(nr_bytes);
 	return nr_bytes;

@@ -92,9 +92,9 @@ def test_snapshot_refusals(inv):
 
 def test_one_writer_per_branch(inv, repository):
     refused(inv, "ATTACH 'differential:inv' AS again", "branch_in_use")
-    # A second DuckDB instance in the same process is refused by the branch lock.
+    # A second DuckDB instance in the same process shares the process-wide registry of writers.
     second = connect(repository)
-    message = refused(second, "ATTACH 'differential:inv' AS inv", "branch_locked")
+    message = refused(second, "ATTACH 'differential:inv' AS inv", "branch_in_use")
     assert "READ_ONLY" in message
     # Read-only attachments are fine and see the committed state.
     second.execute("ATTACH 'differential:inv' AS inv (READ_ONLY)")

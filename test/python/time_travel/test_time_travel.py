@@ -25,8 +25,8 @@ def test_versions_read_their_own_state(con):
     assert (
         scalar(
             con,
-            "SELECT count(*) FROM sales.orders AT (VERSION => 1) o1 "
-            "JOIN sales.orders AT (VERSION => 2) o2 USING (id) JOIN sales.orders o3 USING (id)",
+            "SELECT count(*) FROM sales.orders o1 AT (VERSION => 1) "
+            "JOIN sales.orders o2 AT (VERSION => 2) USING (id) JOIN sales.orders o3 USING (id)",
         )
         == 500
     )

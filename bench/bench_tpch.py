@@ -1,0 +1,132 @@
+"""TPC-H SF1 Q1-Q22: native DuckDB file vs a differential database, side by side in one run.
+
+Each query runs on both (alternating, after a warm-up), results are hashed and must be equal,
+and the report gives per-query medians and the ratio of the sums of medians."""
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import platform
+import statistics
+import sys
+import time
+
+import duckdb
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+CACHE = pathlib.Path(os.environ.get("DIFFERENTIAL_CACHE", pathlib.Path.home() / ".cache" / "differential"))
+
+
+def connect(tpch_extension, threads):
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": threads})
+    con.execute(f"LOAD '{EXTENSION}'")
+    con.execute(f"LOAD '{tpch_extension}'")
+    return con
+
+
+def result_hash(rows):
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(repr(row).encode())
+    return digest.hexdigest()
+
+
+def timed(con, sql):
+    start = time.perf_counter()
+    rows = con.execute(sql).fetchall()
+    return time.perf_counter() - start, rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sf", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--tpch-extension", required=True)
+    parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+
+    work = pathlib.Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    native_path = work / f"tpch-sf{args.sf:g}.duckdb"
+    repository = work / f"repository-sf{args.sf:g}"
+    con = connect(args.tpch_extension, args.threads)
+    con.execute(f"SET differential_repository = '{repository}'")
+    if not native_path.exists():
+        print(f"generating TPC-H SF{args.sf:g} into {native_path}", file=sys.stderr)
+        tmp = native_path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        con.execute(f"ATTACH '{tmp}' AS gen")
+        con.execute("USE gen")
+        con.execute(f"CALL dbgen(sf => {args.sf})")
+        con.execute("USE memory")
+        con.execute("DETACH gen")
+        tmp.rename(native_path)
+    con.execute(f"ATTACH '{native_path}' AS native (READ_ONLY)")
+    databases = [r[0] for r in con.execute("SELECT database_name FROM differential_databases()").fetchall()]
+    load_seconds = None
+    if "tpch" not in databases:
+        start = time.perf_counter()
+        con.execute("ATTACH 'differential:tpch' AS diff")
+        con.execute("COPY FROM DATABASE native TO diff")
+        con.execute("CHECKPOINT diff")
+        load_seconds = time.perf_counter() - start
+    else:
+        con.execute("ATTACH 'differential:tpch' AS diff")
+
+    queries = [(n, q) for n, q in con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall()]
+    results = []
+    for number, query in queries:
+        timings = {"native": [], "diff": []}
+        hashes = {}
+        for target in ("native", "diff"):
+            con.execute(f"USE {target}")
+            _, rows = timed(con, query)  # warm-up
+            hashes[target] = result_hash(rows)
+        for _ in range(args.runs):
+            for target in ("native", "diff"):
+                con.execute(f"USE {target}")
+                seconds, _ = timed(con, query)
+                timings[target].append(seconds)
+        if hashes["native"] != hashes["diff"]:
+            raise SystemExit(f"Q{number}: results differ between native and differential")
+        results.append(
+            {
+                "query": number,
+                "native": {"min": min(timings["native"]), "median": statistics.median(timings["native"]),
+                           "max": max(timings["native"])},
+                "diff": {"min": min(timings["diff"]), "median": statistics.median(timings["diff"]),
+                         "max": max(timings["diff"])},
+                "hash": hashes["native"][:16],
+            }
+        )
+    con.execute("USE memory")
+    native_sum = sum(r["native"]["median"] for r in results)
+    diff_sum = sum(r["diff"]["median"] for r in results)
+    report = {
+        "duckdb": duckdb.__version__,
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}",
+        "sf": args.sf,
+        "threads": args.threads,
+        "runs": args.runs,
+        "load_seconds": load_seconds,
+        "queries": results,
+        "native_sum_of_medians": native_sum,
+        "diff_sum_of_medians": diff_sum,
+        "ratio": diff_sum / native_sum,
+    }
+    print(f"{'query':>5} {'native ms':>10} {'diff ms':>10} {'ratio':>6}")
+    for r in results:
+        print(f"{r['query']:>5} {r['native']['median'] * 1000:>10.1f} {r['diff']['median'] * 1000:>10.1f} "
+              f"{r['diff']['median'] / r['native']['median']:>6.2f}")
+    print(f"sum of medians: native {native_sum * 1000:.0f} ms, differential {diff_sum * 1000:.0f} ms, "
+          f"ratio {report['ratio']:.3f} (all 22 results hashed equal)")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

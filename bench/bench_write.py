@@ -1,0 +1,162 @@
+"""Write-path, snapshot, branch and time-travel costs: native DuckDB vs differential, side by side.
+
+Every measurement runs in a fresh subprocess so peak resident memory (ru_maxrss) is per run."""
+import argparse
+import json
+import os
+import pathlib
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+
+WORKER = r'''
+import json, pathlib, resource, sys, time
+import duckdb
+task, target, work, extra = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), json.loads(sys.argv[4])
+con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": extra.get("threads", 4)})
+con.execute(f"LOAD '{extra['extension']}'")
+con.execute(f"SET differential_repository = '{work / 'repository'}'")
+if target == "native":
+    con.execute(f"ATTACH '{work / 'native.duckdb'}' AS db")
+else:
+    con.execute("ATTACH 'differential:bench' AS db")
+out = {}
+start = time.perf_counter()
+if task == "bulk_load":
+    con.execute(f"ATTACH '{extra['source']}' AS src (READ_ONLY)")
+    con.execute("CREATE TABLE db.lineitem AS SELECT * FROM src.lineitem")
+    con.execute("CHECKPOINT db")
+elif task == "small_transactions":
+    con.execute("CREATE TABLE db.events (id BIGINT, note VARCHAR)")
+    for i in range(extra["count"]):
+        con.execute("INSERT INTO db.events VALUES (?, 'event')", [i])
+elif task == "grow":
+    con.execute(f"CREATE TABLE db.big AS SELECT range AS id, hash(range) AS h, 'payload ' || range AS s FROM range({extra['rows']})")
+    con.execute("CHECKPOINT db")
+    if target != "native":
+        con.execute("CALL differential_create_snapshot('db')")
+elif task == "snapshot_after_one_row":
+    con.execute("UPDATE db.big SET h = 0 WHERE id = 17")
+    start = time.perf_counter()
+    con.execute("CALL differential_create_snapshot('db')")
+elif task == "branch":
+    start = time.perf_counter()
+    con.execute(f"CALL differential_create_branch('bench', 'b{time.time_ns()}')")
+elif task == "time_travel":
+    query = "SELECT count(*), sum(h) FROM db.big{} WHERE id % 7 = 3"
+    con.execute(query.format(""))
+    con.execute(query.format(" AT (VERSION => 1)"))
+    timings = {"head": [], "version": []}
+    for _ in range(extra["runs"]):
+        for key, at in (("head", ""), ("version", " AT (VERSION => 1)")):
+            t = time.perf_counter()
+            con.execute(query.format(at)).fetchall()
+            timings[key].append(time.perf_counter() - t)
+    out["timings"] = timings
+out["seconds"] = time.perf_counter() - start
+con.close()
+out["max_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps(out))
+'''
+
+
+def directory_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            total += os.path.getsize(os.path.join(root, name))
+    return total
+
+
+def run(task, target, work, **extra):
+    extra.setdefault("extension", str(EXTENSION))
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER, task, target, str(work), json.dumps(extra)],
+        capture_output=True, text=True, check=False,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"{task} on {target} failed:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def fresh(work):
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return work
+
+
+def stats(values):
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--source", required=True, help="a native TPC-H database with lineitem")
+    parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work" / "write"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--small-transactions", type=int, default=10000)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    base = pathlib.Path(args.work)
+    report = {}
+
+    loads = {"native": [], "diff": []}
+    rss = {"native": [], "diff": []}
+    written = {"native": [], "diff": []}
+    for _ in range(args.runs):
+        for target in ("native", "diff"):
+            work = fresh(base / target)
+            result = run("bulk_load", target, work, source=args.source)
+            loads[target].append(result["seconds"])
+            rss[target].append(result["max_rss_kib"])
+            written[target].append(directory_bytes(work))
+    report["bulk_load"] = {t: stats(v) for t, v in loads.items()}
+    report["bulk_load"]["ratio"] = report["bulk_load"]["diff"]["median"] / report["bulk_load"]["native"]["median"]
+    report["write_amplification"] = statistics.median(written["diff"]) / statistics.median(written["native"])
+    report["peak_rss_ratio"] = statistics.median(rss["diff"]) / statistics.median(rss["native"])
+    report["peak_rss_kib"] = {t: statistics.median(v) for t, v in rss.items()}
+
+    small = {"native": [], "diff": []}
+    for _ in range(args.runs):
+        for target in ("native", "diff"):
+            work = fresh(base / target)
+            small[target].append(run("small_transactions", target, work, count=args.small_transactions)["seconds"])
+    report["small_transactions"] = {t: stats(v) for t, v in small.items()}
+    report["small_transactions"]["count"] = args.small_transactions
+    report["small_transactions"]["ratio"] = (
+        report["small_transactions"]["diff"]["median"] / report["small_transactions"]["native"]["median"]
+    )
+
+    sizes = {"100MB": 2_000_000, "1GB": 20_000_000}
+    report["snapshot"] = {}
+    report["branch"] = {}
+    for label, rows in sizes.items():
+        work = fresh(base / f"snap-{label}")
+        run("grow", "diff", work, rows=rows)
+        db_bytes = directory_bytes(work / "repository")
+        snaps = [run("snapshot_after_one_row", "diff", work)["seconds"] for _ in range(args.runs)]
+        branches = [run("branch", "diff", work)["seconds"] for _ in range(args.runs)]
+        report["snapshot"][label] = {"stored_bytes": db_bytes, **stats(snaps)}
+        report["branch"][label] = stats(branches)
+        if label == "1GB":
+            tt = run("time_travel", "diff", work, runs=5)["timings"]
+            report["time_travel"] = {k: stats(v) for k, v in tt.items()}
+            report["time_travel"]["ratio"] = (
+                report["time_travel"]["version"]["median"] / report["time_travel"]["head"]["median"]
+            )
+    report["snapshot"]["ratio_1GB_to_100MB"] = report["snapshot"]["1GB"]["median"] / report["snapshot"]["100MB"]["median"]
+    report["branch"]["ratio_1GB_to_100MB"] = report["branch"]["1GB"]["median"] / report["branch"]["100MB"]["median"]
+
+    print(json.dumps(report, indent=2))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

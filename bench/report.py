@@ -1,0 +1,94 @@
+"""Writes bench/RESULTS.md and bench/tpch_ratios.png from the JSON the benchmark drivers wrote."""
+import json
+import pathlib
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+BENCH = pathlib.Path(__file__).resolve().parent
+
+
+def ms(seconds):
+    return f"{seconds * 1000:.1f}"
+
+
+def spread(entry):
+    return f"{ms(entry['min'])} / {ms(entry['median'])} / {ms(entry['max'])}"
+
+
+def main():
+    tpch = json.loads(pathlib.Path(sys.argv[1]).read_text())
+    write = json.loads(pathlib.Path(sys.argv[2]).read_text()) if len(sys.argv) > 2 else None
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `make bench`; every figure is measured side by side with native DuckDB in the same run.",
+        "",
+        f"- DuckDB {tpch['duckdb']} (the pinned wheel), {tpch['threads']} threads",
+        f"- Machine: {tpch['machine']}",
+        "",
+        f"## TPC-H SF{tpch['sf']:g}, warm, Q1-Q22",
+        "",
+        f"Median of {tpch['runs']} runs per query after one warm-up; all 22 results hashed equal to native.",
+        "",
+        f"**Sum of medians: native {ms(tpch['native_sum_of_medians'])} ms, differential "
+        f"{ms(tpch['diff_sum_of_medians'])} ms, ratio {tpch['ratio']:.3f}** (goal <= 1.05; the spec reports 1.15).",
+        "",
+        "| query | native ms (min / median / max) | differential ms (min / median / max) | ratio |",
+        "|---:|---|---|---:|",
+    ]
+    for q in tpch["queries"]:
+        lines.append(f"| Q{q['query']} | {spread(q['native'])} | {spread(q['diff'])} | "
+                     f"{q['diff']['median'] / q['native']['median']:.2f} |")
+    if write:
+        lines += [
+            "",
+            "## Write path",
+            "",
+            "| measurement | native (min / median / max) | differential (min / median / max) | ratio |",
+            "|---|---|---|---:|",
+            f"| bulk load of lineitem (ms) | {spread(write['bulk_load']['native'])} | "
+            f"{spread(write['bulk_load']['diff'])} | {write['bulk_load']['ratio']:.2f} |",
+            f"| {write['small_transactions']['count']} small committed transactions (ms) | "
+            f"{spread(write['small_transactions']['native'])} | {spread(write['small_transactions']['diff'])} | "
+            f"{write['small_transactions']['ratio']:.2f} |",
+            "",
+            f"- Write amplification (bytes on disk after the bulk load, differential / native): "
+            f"{write['write_amplification']:.2f} (goal <= 1.1)",
+            f"- Peak resident memory of the bulk load: native {write['peak_rss_kib']['native'] / 1024:.0f} MiB, "
+            f"differential {write['peak_rss_kib']['diff'] / 1024:.0f} MiB, ratio {write['peak_rss_ratio']:.2f} "
+            f"(goal <= 1.2)",
+            "",
+            "## Snapshots, branches, time travel",
+            "",
+            "| measurement | 100 MB database (ms) | 1 GB database (ms) | ratio 1 GB / 100 MB |",
+            "|---|---|---|---:|",
+            f"| snapshot after a one-row change | {spread(write['snapshot']['100MB'])} | "
+            f"{spread(write['snapshot']['1GB'])} | {write['snapshot']['ratio_1GB_to_100MB']:.2f} |",
+            f"| create a branch | {spread(write['branch']['100MB'])} | {spread(write['branch']['1GB'])} | "
+            f"{write['branch']['ratio_1GB_to_100MB']:.2f} |",
+            "",
+            f"Time travel on the 1 GB database, same query: head {spread(write['time_travel']['head'])} ms, "
+            f"`AT (VERSION => 1)` {spread(write['time_travel']['version'])} ms, ratio "
+            f"{write['time_travel']['ratio']:.2f}.",
+        ]
+    lines += ["", "![per-query ratio](tpch_ratios.png)", ""]
+    (BENCH / "RESULTS.md").write_text("\n".join(lines))
+
+    ratios = [q["diff"]["median"] / q["native"]["median"] for q in tpch["queries"]]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax.bar([f"Q{q['query']}" for q in tpch["queries"]], ratios, color="#3a6ea5")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylabel("differential / native (median)")
+    ax.set_title(f"TPC-H SF{tpch['sf']:g} warm, per-query ratio (sum of medians {tpch['ratio']:.3f})")
+    plt.xticks(rotation=60)
+    fig.tight_layout()
+    fig.savefig(BENCH / "tpch_ratios.png", dpi=110)
+    print(f"wrote {BENCH / 'RESULTS.md'}")
+
+
+if __name__ == "__main__":
+    main()

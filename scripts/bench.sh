@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Benchmarks (never part of the tests): TPC-H SF1, the write path, snapshots, branches and time
+# travel, each side by side with native DuckDB in one run. Writes bench/RESULTS.md.
+# Takes about 15 minutes on 2 cores once the TPC-H data is generated (cached in bench/work).
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+bash "$REPO_ROOT/scripts/setup.sh"
+bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension tpch_loadable_extension
+TPCH="$DUCKDB_BUILD/extension/tpch/tpch.duckdb_extension"
+WORK="$REPO_ROOT/bench/work"
+mkdir -p "$WORK"
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_tpch.py" --tpch-extension "$TPCH" --work "$WORK" --json "$WORK/tpch.json"
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_write.py" --source "$WORK/tpch-sf1.duckdb" --work "$WORK/write" \
+  --json "$WORK/write.json"
+"$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json"

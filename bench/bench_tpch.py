@@ -49,7 +49,7 @@ def main():
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
 
-    work = pathlib.Path(args.work)
+    work = pathlib.Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     native_path = work / f"tpch-sf{args.sf:g}.duckdb"
     repository = work / f"repository-sf{args.sf:g}"

@@ -103,7 +103,7 @@ def main():
     parser.add_argument("--small-transactions", type=int, default=10000)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
-    base = pathlib.Path(args.work)
+    base = pathlib.Path(args.work).resolve()
     report = {}
 
     loads = {"native": [], "diff": []}

@@ -5,6 +5,8 @@
 #include "catalog/snapshot_attachments.hpp"
 #include "common/duckdb_errors.hpp"
 #include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/main/attached_database.hpp"
+#include "duckdb/main/database_manager.hpp"
 #include "duckdb/parser/parsed_data/create_table_function_info.hpp"
 #include "storage/diff_path.hpp"
 
@@ -36,6 +38,24 @@ std::string DifferentialCatalog::OwnerKey() const {
 	address.branch = branch_name;
 	address.snapshot_id = snapshot_id;
 	return address.OwnerKey();
+}
+
+void DifferentialCatalog::OnDetach(ClientContext &context) {
+	DuckCatalog::OnDetach(context);
+	if (IsSnapshotAttachmentName(GetAttached().GetName().GetIdentifierName())) {
+		return;
+	}
+	// This attachment is already gone from the list; hidden snapshots stay while another one of
+	// the same database (a branch, or a user's SNAPSHOT attachment) may still time travel.
+	for (auto &attached : DatabaseManager::Get(context).GetDatabases()) {
+		auto other = dynamic_cast<DifferentialCatalog *>(&attached->GetCatalog());
+		if (other && other != this && other->repository->root == repository->root &&
+		    other->database_name == database_name &&
+		    !IsSnapshotAttachmentName(attached->GetName().GetIdentifierName())) {
+			return;
+		}
+	}
+	ReleaseSnapshotAttachments(context, repository->root, database_name);
 }
 
 CatalogEntryLookup DifferentialCatalog::LookupInCatalog(Catalog &catalog, CatalogTransaction transaction,

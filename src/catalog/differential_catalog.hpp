@@ -30,6 +30,8 @@ public:
 	bool SupportsTimeTravel() const override {
 		return true;
 	}
+	//! Releases the hidden snapshot attachments of this database once no attachment of it is left.
+	void OnDetach(duckdb::ClientContext &context) override;
 
 	const std::shared_ptr<Repository> repository;
 	const std::string database_name;

@@ -15,9 +15,15 @@ namespace differential {
 
 using namespace duckdb;
 
+static constexpr const char *HIDDEN_NAME_PREFIX = "__differential_snapshot@";
+
+bool IsSnapshotAttachmentName(const std::string &name) {
+	return StringUtil::StartsWith(name, HIDDEN_NAME_PREFIX);
+}
+
 static std::string HiddenPrefix(const std::string &repository, const std::string &database) {
 	auto digest = Sha256(repository.data(), repository.size());
-	return "__differential_snapshot@" + HashToHex(digest).substr(0, 16) + "@" + database + "@";
+	return HIDDEN_NAME_PREFIX + HashToHex(digest).substr(0, 16) + "@" + database + "@";
 }
 
 static std::string HiddenName(const std::string &repository, const std::string &database, int64_t snapshot_id) {

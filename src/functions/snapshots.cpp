@@ -3,6 +3,7 @@
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "storage/diff_file_system.hpp"
 
 namespace differential {
 
@@ -17,7 +18,8 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 	     {"commit_message", LogicalType::VARCHAR},
 	     {"created_at", LogicalType::TIMESTAMP_TZ},
 	     {"branch_name", LogicalType::VARCHAR},
-	     {"parent_snapshot_ids", LogicalType::LIST(LogicalType::BIGINT)}},
+	     {"parent_snapshot_ids", LogicalType::LIST(LogicalType::BIGINT)},
+	     {"open_in_process", LogicalType::BOOLEAN}},
 	    [repository_root, database](ClientContext &context) {
 		    auto repository = repository_root.empty() ? CurrentRepository(context) : OpenRepository(repository_root);
 		    Rows rows;
@@ -26,10 +28,16 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 			    for (auto p : s.parents) {
 				    parents.push_back(Value::BIGINT(p));
 			    }
+			    FileAddress address;
+			    address.repository = repository->root;
+			    address.database = database;
+			    address.snapshot_id = s.snapshot_id;
+			    // Open here means pinned by this process: a time-travel or SNAPSHOT attachment reads it.
+			    bool open = DiffFileSystem::OpenHandleCount(address.OwnerKey()) > 0;
 			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.has_name, s.name),
 			                    OptionalText(s.has_author, s.author), OptionalText(s.has_message, s.message),
 			                    TimestampFromMicros(s.created_at_us), Value(s.branch_name),
-			                    Value::LIST(LogicalType::BIGINT, parents)});
+			                    Value::LIST(LogicalType::BIGINT, parents), Value::BOOLEAN(open)});
 		    }
 		    return rows;
 	    },

@@ -278,73 +278,120 @@ void MetadataStore::LookupChunks(const std::vector<Hash256> &hashes, std::vector
 void MetadataStore::PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
                                    const std::vector<NewIndexPage> &new_pages,
                                    const std::vector<NewChunk> &new_chunks) {
-	std::lock_guard<std::mutex> guard(lock);
-	SqliteTransaction txn(db);
-	auto branch_id = RequireBranchId(file);
-	auto chunk = db.Prepare("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)");
-	for (auto &c : new_chunks) {
-		chunk.Reset();
-		chunk.BindBlob(1, c.hash.data(), c.hash.size())
-		    .Bind(2, static_cast<int64_t>(c.location.segment_id))
-		    .Bind(3, static_cast<int64_t>(c.location.offset))
-		    .Bind(4, static_cast<int64_t>(c.location.length))
-		    .Bind(5, static_cast<int64_t>(c.location.crc32c))
+	RunGrouped([&]() {
+		auto branch_id = RequireBranchId(file);
+		auto chunk = db.Prepare("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)");
+		for (auto &c : new_chunks) {
+			chunk.Reset();
+			chunk.BindBlob(1, c.hash.data(), c.hash.size())
+			    .Bind(2, static_cast<int64_t>(c.location.segment_id))
+			    .Bind(3, static_cast<int64_t>(c.location.offset))
+			    .Bind(4, static_cast<int64_t>(c.location.length))
+			    .Bind(5, static_cast<int64_t>(c.location.crc32c))
+			    .Run();
+		}
+		auto page = db.Prepare("INSERT OR IGNORE INTO index_pages VALUES (?, ?)");
+		for (auto &p : new_pages) {
+			page.Reset();
+			page.BindBlob(1, p.hash.data(), p.hash.size()).BindBlob(2, p.slots.data(), p.slots.size()).Run();
+		}
+		std::vector<uint8_t> blob(pages.size() * 32);
+		for (size_t i = 0; i < pages.size(); i++) {
+			std::memcpy(blob.data() + i * 32, pages[i].data(), 32);
+		}
+		db.Prepare("INSERT INTO roots(file_length, pages) VALUES (?, ?)")
+		    .Bind(1, static_cast<int64_t>(length))
+		    .BindBlob(2, blob.data(), blob.size())
 		    .Run();
-	}
-	auto page = db.Prepare("INSERT OR IGNORE INTO index_pages VALUES (?, ?)");
-	for (auto &p : new_pages) {
-		page.Reset();
-		page.BindBlob(1, p.hash.data(), p.hash.size()).BindBlob(2, p.slots.data(), p.slots.size()).Run();
-	}
-	std::vector<uint8_t> blob(pages.size() * 32);
-	for (size_t i = 0; i < pages.size(); i++) {
-		std::memcpy(blob.data() + i * 32, pages[i].data(), 32);
-	}
-	db.Prepare("INSERT INTO roots(file_length, pages) VALUES (?, ?)")
-	    .Bind(1, static_cast<int64_t>(length))
-	    .BindBlob(2, blob.data(), blob.size())
-	    .Run();
-	auto root_id = db.LastInsertRowId();
-	db.Prepare("INSERT OR REPLACE INTO branch_files VALUES (?, ?, ?, ?)")
-	    .Bind(1, branch_id)
-	    .Bind(2, file.file_name)
-	    .Bind(3, root_id)
-	    .Bind(4, static_cast<int64_t>(length))
-	    .Run();
-	CrashPoint("publish.before_commit");
-	txn.Commit();
+		auto root_id = db.LastInsertRowId();
+		db.Prepare("INSERT OR REPLACE INTO branch_files VALUES (?, ?, ?, ?)")
+		    .Bind(1, branch_id)
+		    .Bind(2, file.file_name)
+		    .Bind(3, root_id)
+		    .Bind(4, static_cast<int64_t>(length))
+		    .Run();
+	});
 }
 
 void MetadataStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
                                   const std::vector<ChunkLocation> &new_extents) {
-	std::lock_guard<std::mutex> guard(lock);
-	SqliteTransaction txn(db);
-	auto branch_id = RequireBranchId(file);
-	db.Prepare("DELETE FROM file_extents WHERE branch_id = ? AND file_name = ? AND seq >= ?")
-	    .Bind(1, branch_id)
-	    .Bind(2, file.file_name)
-	    .Bind(3, static_cast<int64_t>(kept_extents))
-	    .Run();
-	auto ext = db.Prepare("INSERT INTO file_extents VALUES (?, ?, ?, ?, ?, ?, ?)");
-	for (size_t i = 0; i < new_extents.size(); i++) {
-		auto &loc = new_extents[i];
-		ext.Reset();
-		ext.Bind(1, branch_id)
+	RunGrouped([&]() {
+		auto branch_id = RequireBranchId(file);
+		db.Prepare("DELETE FROM file_extents WHERE branch_id = ? AND file_name = ? AND seq >= ?")
+		    .Bind(1, branch_id)
 		    .Bind(2, file.file_name)
-		    .Bind(3, static_cast<int64_t>(kept_extents + i))
-		    .Bind(4, static_cast<int64_t>(loc.segment_id))
-		    .Bind(5, static_cast<int64_t>(loc.offset))
-		    .Bind(6, static_cast<int64_t>(loc.length))
-		    .Bind(7, static_cast<int64_t>(loc.crc32c))
+		    .Bind(3, static_cast<int64_t>(kept_extents))
 		    .Run();
+		auto ext = db.Prepare("INSERT INTO file_extents VALUES (?, ?, ?, ?, ?, ?, ?)");
+		for (size_t i = 0; i < new_extents.size(); i++) {
+			auto &loc = new_extents[i];
+			ext.Reset();
+			ext.Bind(1, branch_id)
+			    .Bind(2, file.file_name)
+			    .Bind(3, static_cast<int64_t>(kept_extents + i))
+			    .Bind(4, static_cast<int64_t>(loc.segment_id))
+			    .Bind(5, static_cast<int64_t>(loc.offset))
+			    .Bind(6, static_cast<int64_t>(loc.length))
+			    .Bind(7, static_cast<int64_t>(loc.crc32c))
+			    .Run();
+		}
+		db.Prepare("INSERT OR REPLACE INTO branch_files VALUES (?, ?, NULL, ?)")
+		    .Bind(1, branch_id)
+		    .Bind(2, file.file_name)
+		    .Bind(3, static_cast<int64_t>(length))
+		    .Run();
+	});
+}
+
+void MetadataStore::RunGrouped(const std::function<void()> &apply) {
+	GroupedPublication mine;
+	mine.apply = &apply;
+	std::unique_lock<std::mutex> queue_guard(group_lock);
+	group_queue.push_back(&mine);
+	while (!mine.done) {
+		if (group_leader_active) {
+			group_done.wait(queue_guard);
+			continue;
+		}
+		// Become the leader: everything queued so far shares one transaction and one device flush.
+		group_leader_active = true;
+		std::vector<GroupedPublication *> batch;
+		batch.swap(group_queue);
+		queue_guard.unlock();
+		std::exception_ptr batch_error;
+		try {
+			std::lock_guard<std::mutex> guard(lock);
+			SqliteTransaction txn(db);
+			for (auto publication : batch) {
+				// A savepoint per publication: one that fails is undone alone and reported to its caller.
+				db.Execute("SAVEPOINT publication");
+				try {
+					(*publication->apply)();
+					db.Execute("RELEASE publication");
+				} catch (...) {
+					publication->error = std::current_exception();
+					db.Execute("ROLLBACK TO publication");
+					db.Execute("RELEASE publication");
+				}
+			}
+			CrashPoint("publish.before_commit");
+			txn.Commit();
+		} catch (...) {
+			batch_error = std::current_exception();
+		}
+		queue_guard.lock();
+		for (auto publication : batch) {
+			if (batch_error && !publication->error) {
+				publication->error = batch_error;
+			}
+			publication->done = true;
+		}
+		group_leader_active = false;
+		group_done.notify_all();
 	}
-	db.Prepare("INSERT OR REPLACE INTO branch_files VALUES (?, ?, NULL, ?)")
-	    .Bind(1, branch_id)
-	    .Bind(2, file.file_name)
-	    .Bind(3, static_cast<int64_t>(length))
-	    .Run();
-	CrashPoint("publish.before_commit");
-	txn.Commit();
+	if (mine.error) {
+		std::rethrow_exception(mine.error);
+	}
 }
 
 void MetadataStore::RemoveFile(const FileAddress &file) {

@@ -5,6 +5,9 @@
 #include "metadata/sqlite.hpp"
 #include "storage/file_catalog.hpp"
 
+#include <condition_variable>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -117,8 +120,22 @@ private:
 	bool LoadRoot(int64_t root_id, StoredFile &out);
 	SnapshotRecord ReadSnapshotRow(SqliteStatement &stmt);
 
+	//! Runs `apply` inside a metadata transaction shared with every publication queued meanwhile
+	//! (group commit): concurrent syncs of different databases cost one transaction and one flush.
+	void RunGrouped(const std::function<void()> &apply);
+
 	std::mutex lock;
 	SqliteDatabase db;
+
+	struct GroupedPublication {
+		const std::function<void()> *apply = nullptr;
+		std::exception_ptr error;
+		bool done = false;
+	};
+	std::mutex group_lock;
+	std::condition_variable group_done;
+	std::vector<GroupedPublication *> group_queue;
+	bool group_leader_active = false;
 };
 
 int64_t NowMicros();

@@ -86,3 +86,18 @@ def test_attach_a_snapshot_read_only(con, repository):
         refused_error = str(error)
     assert refused_error is not None and "read-only" in refused_error.lower()
     assert scalar(con, "SELECT count(*) FROM first.orders") == 1000
+
+
+def test_snapshot_attachments_are_released_when_the_database_is_detached(con):
+    setup_history(con)
+    open_snapshots = "SELECT snapshot_id FROM differential_snapshots('sales') WHERE open_in_process ORDER BY 1"
+    assert con.execute(open_snapshots).fetchall() == []
+    assert scalar(con, "SELECT count(*) FROM sales.orders AT (VERSION => 1)") == 1000
+    assert scalar(con, "SELECT count(*) FROM sales.orders AT (VERSION => 2)") == 500
+    assert con.execute(open_snapshots).fetchall() == [(1,), (2,)]
+    con.execute("ATTACH 'differential:sales' AS other_view (SNAPSHOT 2)")
+    con.execute("DETACH sales")
+    # Another attachment of the database is left, so time travel keeps its snapshots.
+    assert con.execute(open_snapshots).fetchall() == [(1,), (2,)]
+    con.execute("DETACH other_view")
+    assert con.execute(open_snapshots).fetchall() == []

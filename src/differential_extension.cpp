@@ -35,6 +35,13 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::DatabasesFunction());
 	loader.RegisterFunction(differential::SnapshotsFunction());
 	loader.RegisterFunction(differential::VerifyFunction());
+	loader.RegisterFunction(differential::RestoreFunction());
+	loader.RegisterFunction(differential::CloneDatabaseFunction());
+	loader.RegisterFunction(differential::DropBranchFunction());
+	loader.RegisterFunction(differential::DropDatabaseFunction());
+	loader.RegisterFunction(differential::ExpireSnapshotsFunction());
+	loader.RegisterFunction(differential::CleanupOldFilesFunction());
+	loader.RegisterFunction(differential::StorageInfoFunctions());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }
 

@@ -47,6 +47,11 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 			         ".snapshots().");
 		}
 		if (!metadata.FindSnapshot(database, id)) {
+			if (metadata.SnapshotExpiredAt(database, id)) {
+				Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+				     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
+				         " was expired. List the snapshots still kept with " + database + ".snapshots().");
+			}
 			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 			     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
 			         ". List its snapshots with " + database + ".snapshots().");

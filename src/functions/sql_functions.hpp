@@ -1,6 +1,7 @@
 // Factories of every SQL function the extension registers; one function per file.
 #pragma once
 
+#include "duckdb/function/function_set.hpp"
 #include "duckdb/function/table_function.hpp"
 
 namespace differential {
@@ -13,5 +14,12 @@ duckdb::TableFunction SnapshotsFunction();
 //! The catalog-scoped form, answered as `<attached>.snapshots()`.
 duckdb::TableFunction CatalogSnapshotsFunction();
 duckdb::TableFunction VerifyFunction();
+duckdb::TableFunction RestoreFunction();
+duckdb::TableFunction CloneDatabaseFunction();
+duckdb::TableFunction DropBranchFunction();
+duckdb::TableFunction DropDatabaseFunction();
+duckdb::TableFunction ExpireSnapshotsFunction();
+duckdb::TableFunction CleanupOldFilesFunction();
+duckdb::TableFunctionSet StorageInfoFunctions();
 
 } // namespace differential

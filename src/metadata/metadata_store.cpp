@@ -4,6 +4,7 @@
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
+#include "common/process_identity.hpp"
 
 #include <chrono>
 #include <cstring>
@@ -17,7 +18,7 @@ int64_t NowMicros() {
 	    .count();
 }
 
-static std::string NewUuid() {
+std::string NewUuid() {
 	std::random_device rd;
 	std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(NowMicros()));
 	uint64_t a = gen(), b = gen();
@@ -97,6 +98,25 @@ CREATE TABLE snapshot_parents(
     ordinal INTEGER NOT NULL,
     parent_snapshot_id INTEGER NOT NULL,
     PRIMARY KEY(database_id, snapshot_id, ordinal));
+)",
+    // 2: history lifecycle: reader pins, expiry records, clone lineage, segment owners' start times.
+    R"(
+CREATE TABLE pins(
+    pin_id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL,
+    pid INTEGER NOT NULL,
+    process_start INTEGER NOT NULL,
+    created_at_us INTEGER NOT NULL);
+CREATE TABLE expired_snapshots(
+    database_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    snapshot_name TEXT,
+    expired_at_us INTEGER NOT NULL,
+    PRIMARY KEY(database_id, snapshot_id));
+ALTER TABLE databases ADD COLUMN cloned_from TEXT;
+ALTER TABLE segments ADD COLUMN created_by_start INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX chunks_by_segment ON chunks(segment_id);
+CREATE INDEX extents_by_segment ON file_extents(segment_id);
 )",
 };
 
@@ -201,9 +221,37 @@ bool MetadataStore::LoadRoot(int64_t root_id, StoredFile &out) {
 	return true;
 }
 
-bool MetadataStore::LoadFile(const FileAddress &file, StoredFile &out) {
+bool MetadataStore::LoadFile(const FileAddress &file, StoredFile &out, bool pin) {
 	std::lock_guard<std::mutex> guard(lock);
 	out = StoredFile();
+	if (!pin) {
+		return LoadFileLocked(file, out);
+	}
+	// Read the root and pin it in one transaction, so cleanup never sees it unpinned and unreferenced.
+	SqliteTransaction txn(db);
+	if (!LoadFileLocked(file, out)) {
+		return false;
+	}
+	if (out.root_id < 0) {
+		return true;
+	}
+	db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
+	    .Bind(1, out.root_id)
+	    .Bind(2, static_cast<int64_t>(getpid()))
+	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
+	    .Bind(4, NowMicros())
+	    .Run();
+	out.pin_id = db.LastInsertRowId();
+	txn.Commit();
+	return true;
+}
+
+void MetadataStore::Unpin(int64_t pin_id) {
+	std::lock_guard<std::mutex> guard(lock);
+	db.Prepare("DELETE FROM pins WHERE pin_id = ?").Bind(1, pin_id).Run();
+}
+
+bool MetadataStore::LoadFileLocked(const FileAddress &file, StoredFile &out) {
 	if (file.IsSnapshot()) {
 		if (!file.IsMainFile()) {
 			return false;
@@ -214,7 +262,8 @@ bool MetadataStore::LoadFile(const FileAddress &file, StoredFile &out) {
 		if (!stmt.Step()) {
 			return false;
 		}
-		return LoadRoot(stmt.Int(0), out);
+		out.root_id = stmt.Int(0);
+		return LoadRoot(out.root_id, out);
 	}
 	auto branch_id = BranchId(file.database, file.branch);
 	if (!branch_id) {
@@ -226,7 +275,8 @@ bool MetadataStore::LoadFile(const FileAddress &file, StoredFile &out) {
 		return false;
 	}
 	if (!stmt.IsNull(0)) {
-		return LoadRoot(stmt.Int(0), out);
+		out.root_id = stmt.Int(0);
+		return LoadRoot(out.root_id, out);
 	}
 	out.length = static_cast<uint64_t>(stmt.Int(1));
 	auto ext = db.Prepare("SELECT segment_id, payload_offset, length, crc32c FROM file_extents "
@@ -276,8 +326,8 @@ void MetadataStore::LookupChunks(const std::vector<Hash256> &hashes, std::vector
 }
 
 void MetadataStore::PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
-                                   const std::vector<NewIndexPage> &new_pages,
-                                   const std::vector<NewChunk> &new_chunks) {
+                                   const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
+                                   int64_t pin_id) {
 	RunGrouped([&]() {
 		auto branch_id = RequireBranchId(file);
 		auto chunk = db.Prepare("INSERT OR IGNORE INTO chunks VALUES (?, ?, ?, ?, ?)");
@@ -310,6 +360,9 @@ void MetadataStore::PublishChunked(const FileAddress &file, uint64_t length, con
 		    .Bind(3, root_id)
 		    .Bind(4, static_cast<int64_t>(length))
 		    .Run();
+		if (pin_id >= 0) {
+			db.Prepare("UPDATE pins SET root_id = ? WHERE pin_id = ?").Bind(1, root_id).Bind(2, pin_id).Run();
+		}
 	});
 }
 
@@ -429,9 +482,10 @@ void MetadataStore::MoveFile(const FileAddress &from, const FileAddress &to) {
 
 uint64_t MetadataStore::AllocateSegment() {
 	std::lock_guard<std::mutex> guard(lock);
-	db.Prepare("INSERT INTO segments(created_at_us, created_by_pid) VALUES (?, ?)")
+	db.Prepare("INSERT INTO segments(created_at_us, created_by_pid, created_by_start) VALUES (?, ?, ?)")
 	    .Bind(1, NowMicros())
 	    .Bind(2, static_cast<int64_t>(getpid()))
+	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
 	    .Run();
 	return static_cast<uint64_t>(db.LastInsertRowId());
 }

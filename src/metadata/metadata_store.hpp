@@ -15,7 +15,7 @@
 
 namespace differential {
 
-static constexpr int64_t METADATA_SCHEMA_VERSION = 1;
+static constexpr int64_t METADATA_SCHEMA_VERSION = 2;
 static constexpr int64_t STORE_FORMAT_VERSION = 1;
 
 struct DatabaseRecord {
@@ -64,11 +64,13 @@ public:
 	explicit MetadataStore(const std::string &root);
 
 	// FileCatalog
-	bool LoadFile(const FileAddress &file, StoredFile &out) override;
+	bool LoadFile(const FileAddress &file, StoredFile &out, bool pin = false) override;
+	void Unpin(int64_t pin_id) override;
 	std::vector<uint8_t> LoadIndexPage(const Hash256 &page) override;
 	void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) override;
 	void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
-	                    const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks) override;
+	                    const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
+	                    int64_t pin_id) override;
 	void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
 	                   const std::vector<ChunkLocation> &new_extents) override;
 	void RemoveFile(const FileAddress &file) override;
@@ -93,6 +95,69 @@ public:
 	//! The latest snapshot of the database, by id.
 	std::optional<SnapshotRecord> LatestSnapshot(const std::string &database);
 
+	// History lifecycle (metadata/lifecycle.cpp)
+	//! True when the branch's state differs from its head snapshot; `has_wal` tells whether WAL
+	//! bytes (uncheckpointed commits) are part of the difference.
+	bool HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal);
+	//! Points the branch at a snapshot's state and records that as a new snapshot (parents: the
+	//! branch head and the restored snapshot). The branch must be closed (checked by the caller).
+	SnapshotRecord RestoreBranch(const std::string &database, const std::string &branch, int64_t snapshot_id);
+	//! A new database whose main branch starts at a snapshot of another; it shares every chunk.
+	DatabaseRecord CloneDatabase(const std::string &source, const std::string &target, int64_t snapshot_id);
+	void DropBranch(const std::string &database, const std::string &branch);
+	void DropDatabase(const std::string &database);
+	//! Expires the given snapshots, all or nothing; refuses unknown ones and branch heads.
+	std::vector<int64_t> ExpireSnapshots(const std::string &database, const std::vector<int64_t> &snapshot_ids);
+	//! Expires every snapshot created before the cutoff, except branch heads.
+	std::vector<int64_t> ExpireSnapshotsBefore(const std::string &database, int64_t cutoff_us);
+	//! When the snapshot was expired, if it was.
+	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
+
+	// Garbage collection (metadata/garbage.cpp)
+	struct SegmentUsage {
+		uint64_t segment_id = 0;
+		int64_t created_at_us = 0;
+		int64_t owner_pid = 0;
+		uint64_t owner_start = 0;
+		uint64_t live_bytes = 0;
+		uint64_t live_records = 0;
+	};
+	struct GarbageReport {
+		int64_t pins_released = 0;
+		int64_t roots_deleted = 0;
+		int64_t pages_deleted = 0;
+		int64_t chunks_deleted = 0;
+		std::vector<SegmentUsage> segments;
+	};
+	//! Mark and sweep in one transaction: releases pins of dead processes, then deletes every root,
+	//! index page and chunk row that no branch file, snapshot or pin reaches. Reports segment usage.
+	GarbageReport CollectGarbage();
+	struct LiveRecord {
+		bool is_chunk = true;
+		Hash256 hash {};
+		int64_t branch_id = 0;
+		std::string file_name;
+		int64_t seq = 0;
+		ChunkLocation location;
+	};
+	std::vector<LiveRecord> LiveRecordsIn(uint64_t segment_id);
+	//! Points records at their copies, where they still point at the originals.
+	void RelocateRecords(const std::vector<std::pair<LiveRecord, ChunkLocation>> &moves);
+	//! Deletes the segment's row when nothing references it any more; true if it did.
+	bool ForgetSegmentIfUnused(uint64_t segment_id);
+
+	// Storage accounting (metadata/garbage.cpp)
+	struct StorageTotals {
+		uint64_t logical_bytes = 0;
+		uint64_t unique_chunk_bytes = 0;
+		uint64_t wal_bytes = 0;
+		int64_t chunks = 0;
+		int64_t segments = 0;
+	};
+	//! Totals over the whole repository, or one database when `database` is not empty.
+	StorageTotals Totals(const std::string &database);
+	std::vector<uint64_t> AllSegmentIds();
+
 	// Verification
 	struct ChunkRow {
 		Hash256 hash;
@@ -114,6 +179,7 @@ public:
 
 private:
 	void Migrate();
+	bool LoadFileLocked(const FileAddress &file, StoredFile &out);
 	int64_t RequireBranchId(const FileAddress &file);
 	std::optional<int64_t> BranchId(const std::string &database, const std::string &branch);
 	int64_t RequireDatabaseId(const std::string &database);
@@ -139,5 +205,6 @@ private:
 };
 
 int64_t NowMicros();
+std::string NewUuid();
 
 } // namespace differential

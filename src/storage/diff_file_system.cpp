@@ -3,6 +3,7 @@
 
 #include "common/duckdb_errors.hpp"
 #include "common/names.hpp"
+#include "storage/branch_lock.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -69,37 +70,6 @@ bool DiffFileSystem::CanHandleFile(const std::string &path) {
 	return IsDiffPath(path);
 }
 
-int DiffFileSystem::AcquireBranchLock(const FileAddress &address) {
-	auto dir = address.repository + "/locks";
-	mkdir(dir.c_str(), 0755);
-	auto path = dir + "/" + address.database + "@" + address.branch + ".lock";
-	int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		Fail(ErrorKind::IO, "io_error",
-		     "Cannot open the branch lock " + path + ": " + std::strerror(errno) + ". Check permissions.");
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		char holder[64] = {};
-		auto n = pread(fd, holder, sizeof(holder) - 1, 0);
-		close(fd);
-		std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("another process");
-		while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) {
-			who.pop_back();
-		}
-		Fail(ErrorKind::CONFLICT, "branch_locked",
-		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
-		         " is open for writing by " + who +
-		         ". A branch has one writer at a time: detach it there, attach it here with (READ_ONLY), or "
-		         "create a branch and write to that.");
-	}
-	auto text = "process " + std::to_string(getpid()) + "\n";
-	if (ftruncate(fd, 0) == 0) {
-		auto ignored = pwrite(fd, text.data(), text.size(), 0);
-		(void)ignored;
-	}
-	return fd;
-}
-
 duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
                                                         duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	return Translated([&]() -> duckdb::unique_ptr<FileHandle> {
@@ -138,7 +108,7 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 		} else {
 			auto storage = resolver(address.repository);
 			file = std::make_shared<VersionedFile>(address, storage, write);
-			int lock_fd = write && address.IsMainFile() ? AcquireBranchLock(address) : -1;
+			int lock_fd = write && address.IsMainFile() ? BranchLock(address).Release() : -1;
 			try {
 				bool exists = file->Load();
 				if (flags.OverwriteExistingFile() || (!exists && create)) {
@@ -203,6 +173,18 @@ void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, b
 		close(entry.lock_fd);
 	}
 	registry.live.erase(it);
+}
+
+std::set<uint64_t> DiffFileSystem::UnpublishedSegments(const std::string &repository) {
+	auto &registry = Registry();
+	std::lock_guard<std::mutex> guard(registry.lock);
+	std::set<uint64_t> out;
+	for (auto &entry : registry.live) {
+		if (entry.second.file->Address().repository == repository) {
+			entry.second.file->CollectUnpublishedSegments(out);
+		}
+	}
+	return out;
 }
 
 int64_t DiffFileSystem::OpenHandleCount(const std::string &owner_key) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 namespace differential {
 
@@ -58,11 +59,13 @@ public:
 	//! Open handles on the files of a branch or snapshot (FileAddress::OwnerKey()) in this process,
 	//! across every DuckDB instance: the real "is it closed" signal, since DETACH may leave files open.
 	static int64_t OpenHandleCount(const std::string &owner_key);
+	//! Segments of the repository holding records that files open for writing in this process have
+	//! not published yet: cleanup must not touch them.
+	static std::set<uint64_t> UnpublishedSegments(const std::string &repository);
 	//! Called by handles as they close.
 	static void ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable);
 
 private:
-	int AcquireBranchLock(const FileAddress &address);
 	std::shared_ptr<VersionedFile> Lookup(const std::string &path, FileAddress &address);
 
 	StorageResolver resolver;

@@ -26,6 +26,10 @@ struct StoredFile {
 	std::vector<Hash256> pages;
 	//! Ranged files (WAL): the byte ranges, in file order.
 	std::vector<ChunkLocation> extents;
+	//! The metadata's id of the loaded root (chunked files), or -1.
+	int64_t root_id = -1;
+	//! The reader pin taken on the loaded root (chunked files loaded with a pin), or -1.
+	int64_t pin_id = -1;
 };
 
 struct NewChunk {
@@ -42,16 +46,19 @@ class FileCatalog {
 public:
 	virtual ~FileCatalog() = default;
 
-	//! False when the file does not exist (never published, or removed).
-	virtual bool LoadFile(const FileAddress &file, StoredFile &out) = 0;
+	//! False when the file does not exist (never published, or removed). With `pin`, a chunked
+	//! file's root is pinned in the same transaction, so cleanup keeps it until Unpin().
+	virtual bool LoadFile(const FileAddress &file, StoredFile &out, bool pin = false) = 0;
+	virtual void Unpin(int64_t pin_id) = 0;
 	virtual std::vector<uint8_t> LoadIndexPage(const Hash256 &page) = 0;
 	//! Fills `out` with one location per hash; throws missing_chunk when a hash is unknown.
 	virtual void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) = 0;
 
 	//! Publishes a new version of a chunked file in one durable metadata transaction.
+	//! The publisher's pin (or -1) moves to the new root.
 	virtual void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
-	                            const std::vector<NewIndexPage> &new_pages,
-	                            const std::vector<NewChunk> &new_chunks) = 0;
+	                            const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
+	                            int64_t pin_id) = 0;
 	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them.
 	virtual void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
 	                           const std::vector<ChunkLocation> &new_extents) = 0;

@@ -9,21 +9,22 @@ RepositoryStorage::RepositoryStorage(std::string root_p, std::shared_ptr<FileCat
 }
 
 ChunkLocation RepositoryStorage::StoreChunk(const void *data, uint32_t size, const Hash256 &hash) {
-	{
-		std::lock_guard<std::mutex> guard(known_lock);
-		auto it = known_chunks.find(hash);
-		if (it != known_chunks.end()) {
-			return it->second;
-		}
+	// Under one lock with SealSegment, so a location handed out always lies in a segment that is
+	// current or holds this caller's unpublished record, both of which cleanup spares.
+	std::lock_guard<std::mutex> guard(known_lock);
+	auto it = known_chunks.find(hash);
+	if (it != known_chunks.end()) {
+		return it->second;
 	}
 	auto loc = segments.Append(data, size, hash);
-	RememberChunk(hash, loc);
+	known_chunks.emplace(hash, loc);
 	return loc;
 }
 
-void RepositoryStorage::RememberChunk(const Hash256 &hash, const ChunkLocation &location) {
+void RepositoryStorage::SealSegment() {
 	std::lock_guard<std::mutex> guard(known_lock);
-	known_chunks.emplace(hash, location);
+	segments.Seal();
+	known_chunks.clear();
 }
 
 } // namespace differential

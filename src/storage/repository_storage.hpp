@@ -22,9 +22,13 @@ public:
 
 	//! Stores a chunk unless an identical one is already known; returns where it lives.
 	ChunkLocation StoreChunk(const void *data, uint32_t size, const Hash256 &hash);
-	void RememberChunk(const Hash256 &hash, const ChunkLocation &location);
+	//! Seals the current segment and forgets the chunks known so far, which all lie in sealed
+	//! segments from now on and may be moved or removed by cleanup.
+	void SealSegment();
 
 private:
+	//! Only chunks this process appended: their segments belong to a live process, which cleanup
+	//! never compacts or deletes, so these locations stay valid for as long as the process runs.
 	std::mutex known_lock;
 	std::unordered_map<Hash256, ChunkLocation, Hash256Hasher> known_chunks;
 };

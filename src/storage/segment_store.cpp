@@ -179,6 +179,33 @@ void SegmentStore::Sync() {
 	}
 }
 
+void SegmentStore::Seal() {
+	std::lock_guard<std::mutex> guard(write_lock);
+	if (current_fd >= 0) {
+		retired_fds.push_back(current_fd);
+		current_fd = -1;
+		current_id = 0;
+	}
+}
+
+uint64_t SegmentStore::CurrentSegmentId() {
+	std::lock_guard<std::mutex> guard(write_lock);
+	return current_id;
+}
+
+uint64_t SegmentStore::RemoveSegmentFile(uint64_t segment_id) {
+	auto path = SegmentPath(segment_id);
+	struct stat st;
+	if (stat(path.c_str(), &st) != 0) {
+		return 0;
+	}
+	if (unlink(path.c_str()) != 0) {
+		IoFail("Removing segment", path);
+	}
+	// Readers of this process that have it open keep reading the unlinked file until they close.
+	return static_cast<uint64_t>(st.st_size);
+}
+
 int SegmentStore::ReaderFd(uint64_t segment_id) {
 	{
 		std::shared_lock<std::shared_mutex> guard(reader_lock);

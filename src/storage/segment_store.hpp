@@ -44,6 +44,13 @@ public:
 	ChunkLocation Append(const void *data, uint32_t size, const Hash256 &hash);
 	//! fsyncs every segment appended to since the last Sync.
 	void Sync();
+	//! Ends the current segment: the next append opens a new one. Cleanup seals before it looks at
+	//! this process's own segments, so that only the new, nearly empty one must be spared.
+	void Seal();
+	//! The segment appends go to now, or 0 before the first append.
+	uint64_t CurrentSegmentId();
+	//! Removes a segment file that the metadata no longer references; returns the bytes freed.
+	uint64_t RemoveSegmentFile(uint64_t segment_id);
 	//! Reads a record's payload and checks its CRC32C; throws corrupt_chunk on a mismatch.
 	void Read(const ChunkLocation &location, void *out);
 

@@ -20,10 +20,21 @@ VersionedFile::VersionedFile(FileAddress address_p, std::shared_ptr<RepositorySt
     : writable(writable_p), address(std::move(address_p)), storage(std::move(storage_p)) {
 }
 
+VersionedFile::~VersionedFile() {
+	if (pin_id >= 0) {
+		try {
+			storage->catalog->Unpin(pin_id);
+		} catch (...) {
+			// A pin left behind is released by cleanup once this process is gone.
+		}
+	}
+}
+
 bool VersionedFile::Load() {
 	std::unique_lock<std::shared_mutex> guard(lock);
 	StoredFile stored;
-	exists = storage->catalog->LoadFile(address, stored);
+	exists = storage->catalog->LoadFile(address, stored, chunked());
+	pin_id = stored.pin_id;
 	if (!exists) {
 		return false;
 	}
@@ -51,7 +62,6 @@ bool VersionedFile::Load() {
 			chunk.hash = wanted[i];
 			chunk.location = locations[i];
 			chunk.present = true;
-			storage->RememberChunk(chunk.hash, chunk.location);
 		}
 	} else {
 		extents = stored.extents;
@@ -108,13 +118,35 @@ uint64_t VersionedFile::Length() {
 	return length;
 }
 
+void VersionedFile::CollectUnpublishedSegments(std::set<uint64_t> &out) {
+	std::shared_lock<std::shared_mutex> guard(lock);
+	for (auto index : dirty_chunks) {
+		if (index < chunks.size() && chunks[index].present) {
+			out.insert(chunks[index].location.segment_id);
+		}
+	}
+	for (auto e = published_extents; e < extents.size(); e++) {
+		out.insert(extents[e].segment_id);
+	}
+}
+
 bool VersionedFile::HasUnpublishedChanges() {
 	std::shared_lock<std::shared_mutex> guard(lock);
 	return dirty;
 }
 
 void VersionedFile::ReadChunk(const Chunk &chunk, uint64_t index, uint8_t *out) {
-	storage->segments.Read(chunk.location, out);
+	try {
+		storage->segments.Read(chunk.location, out);
+	} catch (DifferentialError &error) {
+		if (error.code != "missing_segment") {
+			throw;
+		}
+		// Cleanup may have moved the chunk to another segment: its hash says where it is now.
+		std::vector<ChunkLocation> moved;
+		storage->catalog->LookupChunks({chunk.hash}, moved);
+		storage->segments.Read(moved[0], out);
+	}
 }
 
 uint64_t VersionedFile::Read(void *buffer, uint64_t size, uint64_t offset) {
@@ -334,7 +366,7 @@ void VersionedFile::SyncChunkedLocked() {
 			new_chunks.push_back({chunks[index].hash, chunks[index].location});
 		}
 	}
-	storage->catalog->PublishChunked(address, length, pages, new_pages, new_chunks);
+	storage->catalog->PublishChunked(address, length, pages, new_pages, new_chunks, pin_id);
 	dirty_chunks.clear();
 	length_dirty = false;
 }

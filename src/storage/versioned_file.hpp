@@ -15,6 +15,7 @@ namespace differential {
 class VersionedFile {
 public:
 	VersionedFile(FileAddress address, std::shared_ptr<RepositoryStorage> storage, bool writable);
+	~VersionedFile();
 
 	//! Loads the published version; returns false when the file does not exist.
 	bool Load();
@@ -29,6 +30,8 @@ public:
 	//! The durability point: fsync the segments, then publish in one metadata transaction.
 	void Sync();
 	bool HasUnpublishedChanges();
+	//! Adds the segments holding records written here but not yet published.
+	void CollectUnpublishedSegments(std::set<uint64_t> &out);
 	void MarkRemoved();
 
 	FileAddress Address();
@@ -58,6 +61,8 @@ private:
 	std::shared_mutex lock;
 	bool exists = false;
 	bool dirty = false;
+	//! Keeps the loaded (then the last published) root of a chunked file safe from cleanup.
+	int64_t pin_id = -1;
 	uint64_t length = 0;
 
 	// Chunked files.

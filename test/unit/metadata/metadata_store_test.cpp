@@ -55,7 +55,7 @@ protected:
 		NewIndexPage page;
 		page.slots = EncodeIndexPage({chunk.hash});
 		page.hash = Sha256(page.slots.data(), page.slots.size());
-		store->PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk});
+		store->PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk}, -1);
 		return page.hash;
 	}
 
@@ -159,7 +159,8 @@ TEST_F(MetadataStoreTest, NewerSchemaIsRefused) {
 	EXPECT_EQ(ErrorCode([&] { MetadataStore reopened(root); }), "unsupported_format");
 	{
 		SqliteDatabase db(root + "/metadata.sqlite");
-		db.Execute("UPDATE repository_meta SET value = '1' WHERE key = 'schema_version'");
+		db.Execute("UPDATE repository_meta SET value = '" + std::to_string(METADATA_SCHEMA_VERSION) +
+		           "' WHERE key = 'schema_version'");
 		db.Execute("UPDATE repository_meta SET value = '2' WHERE key = 'store_format'");
 	}
 	EXPECT_EQ(ErrorCode([&] { MetadataStore reopened(root); }), "unsupported_format");
@@ -428,7 +429,7 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 	NewChunk again;
 	again.hash = slots[0];
 	again.location.segment_id = 77;
-	store->PublishChunked(File("db", "main"), 7, {page}, {}, {again});
+	store->PublishChunked(File("db", "main"), 7, {page}, {}, {again}, -1);
 	store->LookupChunks({slots[0]}, locations);
 	EXPECT_EQ(locations[0].segment_id, 1u);
 	EXPECT_EQ(store->AllChunks().size(), 1u);
@@ -437,7 +438,7 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
 	ASSERT_TRUE(store->EnsureDatabase("db"));
 	// An empty database file has a root without pages.
-	store->PublishChunked(File("db", "main"), 0, {}, {}, {});
+	store->PublishChunked(File("db", "main"), 0, {}, {}, {}, -1);
 	StoredFile file;
 	ASSERT_TRUE(store->LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 0u);
@@ -445,7 +446,7 @@ TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
 	// An index page of holes only is an empty blob, and still a page.
 	NewIndexPage holes;
 	holes.hash = Sha256(nullptr, 0);
-	store->PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {});
+	store->PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {}, -1);
 	EXPECT_TRUE(store->HasIndexPage(holes.hash));
 	EXPECT_TRUE(store->LoadIndexPage(holes.hash).empty());
 	ASSERT_TRUE(store->LoadFile(File("db", "main"), file));

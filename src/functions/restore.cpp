@@ -1,0 +1,67 @@
+// differential_restore(database, snapshot, branch => 'main'): points a closed branch at a
+// snapshot's state. The replaced state is kept as a snapshot first when it was never snapshotted.
+#include "catalog/branch_access.hpp"
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	auto database = StringArgument(input, 0, "database name");
+	ValidateName("database", database);
+	if (input.inputs[1].IsNull()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The snapshot to restore must not be NULL.");
+	}
+	auto snapshot_id = input.inputs[1].GetValue<int64_t>();
+	auto branch = NamedString(input, "branch").value_or("main");
+	ValidateName("branch", branch);
+	return BindRows(
+	    {{"snapshot_id", LogicalType::BIGINT},
+	     {"preserved_snapshot_id", LogicalType::BIGINT},
+	     {"branch_name", LogicalType::VARCHAR},
+	     {"restored_snapshot_id", LogicalType::BIGINT}},
+	    [=](ClientContext &context) {
+		    auto repository = CurrentRepository(context);
+		    auto &metadata = *repository->metadata;
+		    if (!metadata.FindBranch(database, branch)) {
+			    Fail(ErrorKind::NOT_FOUND, metadata.FindDatabase(database) ? "branch_not_found" : "database_not_found",
+			         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+			             " does not exist. List branches with differential_branches('" + database + "').");
+		    }
+		    if (!metadata.FindSnapshot(database, snapshot_id)) {
+			    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
+			             ". List its snapshots with differential_snapshots('" + database + "').");
+		    }
+		    RequireBranchClosed(*repository, database, branch);
+		    Value preserved(LogicalType::BIGINT);
+		    bool has_wal = false;
+		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal)) {
+			    if (has_wal) {
+				    CheckpointClosedBranch(context, *repository, database, branch);
+			    }
+			    SnapshotRequest request;
+			    request.message = "state before restoring snapshot " + std::to_string(snapshot_id);
+			    preserved = Value::BIGINT(metadata.CreateSnapshot(database, branch, request).snapshot_id);
+		    }
+		    auto lock = LockClosedBranch(*repository, database, branch);
+		    auto restored = metadata.RestoreBranch(database, branch, snapshot_id);
+		    return Rows {{Value::BIGINT(restored.snapshot_id), preserved, Value(branch), Value::BIGINT(snapshot_id)}};
+	    },
+	    types, names);
+}
+
+TableFunction RestoreFunction() {
+	auto function =
+	    MakeRowsFunction("differential_restore", {LogicalType::VARCHAR, LogicalType::BIGINT}, TranslatedBind<Bind>);
+	function.GetSignature().AddKeywordOnly("branch", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	return function;
+}
+
+} // namespace differential

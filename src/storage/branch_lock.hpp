@@ -1,0 +1,23 @@
+// The one-writer-per-branch lock: an flock on <repository>/locks/<database>@<branch>.lock, held by
+// a writable attachment, or briefly by an operation that replaces a closed branch's state.
+#pragma once
+
+#include "storage/diff_path.hpp"
+
+namespace differential {
+
+class BranchLock {
+public:
+	//! Takes the lock or throws branch_locked naming the holder.
+	explicit BranchLock(const FileAddress &branch);
+	~BranchLock();
+	BranchLock(const BranchLock &) = delete;
+	BranchLock &operator=(const BranchLock &) = delete;
+	//! Hands the descriptor over (to a file that keeps it while open); the lock is then the caller's.
+	int Release();
+
+private:
+	int fd = -1;
+};
+
+} // namespace differential

@@ -77,6 +77,7 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 			result.segments_compacted++;
 		}
 	}
+	metadata.CheckpointMetadata();
 	return result;
 }
 

@@ -237,6 +237,12 @@ MetadataStore::StorageTotals MetadataStore::Totals(const std::string &database) 
 	return totals;
 }
 
+void MetadataStore::CheckpointMetadata() {
+	std::lock_guard<std::mutex> guard(lock);
+	// Best effort: readers in other processes may hold the WAL; the next cleanup tries again.
+	sqlite3_exec(db.Handle(), "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+}
+
 std::vector<uint64_t> MetadataStore::AllSegmentIds() {
 	std::lock_guard<std::mutex> guard(lock);
 	std::vector<uint64_t> out;

@@ -157,6 +157,8 @@ public:
 	//! Totals over the whole repository, or one database when `database` is not empty.
 	StorageTotals Totals(const std::string &database);
 	std::vector<uint64_t> AllSegmentIds();
+	//! Folds SQLite's WAL back into the metadata file and truncates it (after a cleanup).
+	void CheckpointMetadata();
 
 	// Verification
 	struct ChunkRow {

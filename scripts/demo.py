@@ -34,19 +34,37 @@ STEPS = [
         "DETACH whatif",
         "SELECT sum(views) FROM analytics.pageviews",
     ]),
-    ("Inspect the repository", [
-        "SELECT branch_name, base_snapshot_id, head_snapshot_id FROM differential_branches('analytics')",
+    ("Restore main to snapshot 1 (the replaced state stays in the history)", [
+        "DETACH analytics",
+        "CALL differential_restore('analytics', 1)",
+        "ATTACH 'differential:analytics' AS analytics",
+        "SELECT sum(views) FROM analytics.pageviews",
+    ]),
+    ("Clone an independent sandbox that shares every unchanged chunk", [
+        "CALL differential_clone_database('analytics', 'analytics_sandbox', snapshot => 1)",
+        "ATTACH 'differential:analytics_sandbox' AS sandbox",
+        "SELECT count(*) FROM sandbox.pageviews",
+        "DETACH sandbox",
+    ]),
+    ("Maintain the history: drop a branch, expire snapshots, reclaim space", [
+        "DETACH analytics",
+        "CALL differential_drop_branch('analytics', 'what-if')",
+        "CALL differential_expire_snapshots('analytics', versions => [2, 3])",
+        "SELECT bytes_freed, segments_deleted, segments_compacted FROM differential_cleanup_old_files(cleanup_all => true)",
         "SELECT database_name, branch_count, snapshot_count FROM differential_databases()",
+        "SELECT logical_bytes, stored_bytes, live_bytes, dedup_ratio FROM differential_storage_info()",
         "SELECT check_name, objects_checked, problems FROM differential_verify()",
+        "ATTACH 'differential:analytics' AS analytics",
     ]),
 ]
 
 
 def show(con, sql):
     print(f"D {sql};")
-    result = con.sql(sql)
-    if result is not None:
-        result.show()
+    if sql.split()[0].upper() in ("SELECT", "CALL", "FROM"):
+        con.sql(sql).show()
+    else:
+        con.execute(sql)
 
 
 def prompt(con):

@@ -5,7 +5,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
 bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension
 
-UNIT_BUILD="$CACHE_ROOT/unit-build"
+# Per checkout: CMake ties a build tree to one source directory (CI clones elsewhere).
+UNIT_BUILD="$REPO_ROOT/build/unit"
 log "building and running the unit tests"
 cmake -S "$REPO_ROOT/test/unit" -B "$UNIT_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null

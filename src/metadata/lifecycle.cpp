@@ -13,11 +13,7 @@ static std::string BranchText(const std::string &database, const std::string &br
 
 bool MetadataStore::HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal) {
 	std::lock_guard<std::mutex> guard(lock);
-	FileAddress main;
-	main.database = database;
-	main.branch = branch;
-	main.file_name = MAIN_FILE_NAME;
-	auto branch_id = RequireBranchId(main);
+	auto branch_id = RequireBranchId(database, branch);
 	auto wal = db.Prepare("SELECT count(*) FROM branch_files WHERE branch_id = ? AND file_name != ? AND length > 0");
 	wal.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
 	wal.Step();
@@ -47,21 +43,9 @@ SnapshotRecord MetadataStore::RestoreBranch(const std::string &database, const s
 	std::lock_guard<std::mutex> guard(lock);
 	SqliteTransaction txn(db);
 	auto database_id = RequireDatabaseId(database);
-	FileAddress main;
-	main.database = database;
-	main.branch = branch;
-	main.file_name = MAIN_FILE_NAME;
-	auto branch_id = RequireBranchId(main);
-	auto snap = db.Prepare("SELECT root_id FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
-	snap.Bind(1, database_id).Bind(2, snapshot_id);
-	if (!snap.Step()) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-		     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
-		         ". List its snapshots with differential_snapshots('" + database + "').");
-	}
-	auto root_id = snap.Int(0);
+	auto branch_id = RequireBranchId(database, branch);
 	StoredFile root;
-	LoadRoot(root_id, root);
+	auto root_id = RequireSnapshotRoot(database_id, database, snapshot_id, root);
 	int64_t head = -1;
 	{
 		auto stmt = db.Prepare("SELECT head_snapshot_id FROM branches WHERE branch_id = ?");
@@ -105,12 +89,7 @@ SnapshotRecord MetadataStore::RestoreBranch(const std::string &database, const s
 	db.Prepare("UPDATE branches SET head_snapshot_id = ? WHERE branch_id = ?").Bind(1, new_id).Bind(2, branch_id).Run();
 	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, branch_id).Run();
 	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, branch_id).Run();
-	db.Prepare("INSERT INTO branch_files VALUES (?, ?, ?, ?)")
-	    .Bind(1, branch_id)
-	    .Bind(2, MAIN_FILE_NAME)
-	    .Bind(3, root_id)
-	    .Bind(4, static_cast<int64_t>(root.length))
-	    .Run();
+	SetBranchRoot(branch_id, root_id, root.length);
 	CrashPoint("restore.before_commit");
 	txn.Commit();
 	SnapshotRecord r;
@@ -135,16 +114,8 @@ DatabaseRecord MetadataStore::CloneDatabase(const std::string &source, const std
 		         " already exists. Clone into a new name, or drop it first with differential_drop_database('" + target +
 		         "').");
 	}
-	auto snap = db.Prepare("SELECT root_id FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
-	snap.Bind(1, source_id).Bind(2, snapshot_id);
-	if (!snap.Step()) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-		     "Database " + QuoteName(source) + " has no snapshot " + std::to_string(snapshot_id) +
-		         ". List its snapshots with differential_snapshots('" + source + "').");
-	}
-	auto root_id = snap.Int(0);
 	StoredFile root;
-	LoadRoot(root_id, root);
+	auto root_id = RequireSnapshotRoot(source_id, source, snapshot_id, root);
 	auto now = NowMicros();
 	DatabaseRecord record;
 	record.name = target;
@@ -162,13 +133,7 @@ DatabaseRecord MetadataStore::CloneDatabase(const std::string &source, const std
 	    .Bind(1, record.database_id)
 	    .Bind(2, now)
 	    .Run();
-	// The clone's main starts as the snapshot's chunk map: no data is copied.
-	db.Prepare("INSERT INTO branch_files VALUES (?, ?, ?, ?)")
-	    .Bind(1, db.LastInsertRowId())
-	    .Bind(2, MAIN_FILE_NAME)
-	    .Bind(3, root_id)
-	    .Bind(4, static_cast<int64_t>(root.length))
-	    .Run();
+	SetBranchRoot(db.LastInsertRowId(), root_id, root.length);
 	txn.Commit();
 	return record;
 }
@@ -182,11 +147,8 @@ void MetadataStore::DropBranch(const std::string &database, const std::string &b
 		         " cannot be dropped. Drop the whole database with differential_drop_database('" + database +
 		         "') instead.");
 	}
-	FileAddress main;
-	main.database = database;
-	main.branch = branch;
 	RequireDatabaseId(database);
-	auto branch_id = RequireBranchId(main);
+	auto branch_id = RequireBranchId(database, branch);
 	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, branch_id).Run();
 	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, branch_id).Run();
 	db.Prepare("DELETE FROM branches WHERE branch_id = ?").Bind(1, branch_id).Run();

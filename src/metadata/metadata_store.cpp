@@ -201,6 +201,37 @@ int64_t MetadataStore::RequireDatabaseId(const std::string &database) {
 	return stmt.Int(0);
 }
 
+int64_t MetadataStore::RequireBranchId(const std::string &database, const std::string &branch) {
+	FileAddress main;
+	main.database = database;
+	main.branch = branch;
+	main.file_name = MAIN_FILE_NAME;
+	return RequireBranchId(main);
+}
+
+int64_t MetadataStore::RequireSnapshotRoot(int64_t database_id, const std::string &database, int64_t snapshot_id,
+                                           StoredFile &root) {
+	auto snap = db.Prepare("SELECT root_id FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
+	snap.Bind(1, database_id).Bind(2, snapshot_id);
+	if (!snap.Step()) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
+		         ". List its snapshots with differential_snapshots('" + database + "').");
+	}
+	auto root_id = snap.Int(0);
+	LoadRoot(root_id, root);
+	return root_id;
+}
+
+void MetadataStore::SetBranchRoot(int64_t branch_id, int64_t root_id, uint64_t length) {
+	db.Prepare("INSERT OR REPLACE INTO branch_files VALUES (?, ?, ?, ?)")
+	    .Bind(1, branch_id)
+	    .Bind(2, MAIN_FILE_NAME)
+	    .Bind(3, root_id)
+	    .Bind(4, static_cast<int64_t>(length))
+	    .Run();
+}
+
 static std::vector<Hash256> SplitHashes(const std::vector<uint8_t> &blob) {
 	std::vector<Hash256> out(blob.size() / 32);
 	for (size_t i = 0; i < out.size(); i++) {
@@ -595,17 +626,8 @@ BranchRecord MetadataStore::CreateBranch(const std::string &database, const std:
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " already exists. Choose another name, or attach it with (BRANCH '" + branch + "').");
 	}
-	auto snap = db.Prepare("SELECT root_id FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
-	snap.Bind(1, database_id).Bind(2, snapshot_id);
-	if (!snap.Step()) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-		     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
-		         ". List its snapshots with " + database + ".snapshots() or differential_snapshots('" + database +
-		         "').");
-	}
-	auto root_id = snap.Int(0);
 	StoredFile root;
-	LoadRoot(root_id, root);
+	auto root_id = RequireSnapshotRoot(database_id, database, snapshot_id, root);
 	auto now = NowMicros();
 	db.Prepare("INSERT INTO branches(database_id, branch_name, created_at_us, base_snapshot_id, head_snapshot_id) "
 	           "VALUES (?, ?, ?, ?, ?)")
@@ -616,13 +638,7 @@ BranchRecord MetadataStore::CreateBranch(const std::string &database, const std:
 	    .Bind(5, snapshot_id)
 	    .Run();
 	auto branch_id = db.LastInsertRowId();
-	// A branch starts as a copy of the snapshot's map: no data is copied.
-	db.Prepare("INSERT INTO branch_files VALUES (?, ?, ?, ?)")
-	    .Bind(1, branch_id)
-	    .Bind(2, MAIN_FILE_NAME)
-	    .Bind(3, root_id)
-	    .Bind(4, static_cast<int64_t>(root.length))
-	    .Run();
+	SetBranchRoot(branch_id, root_id, root.length);
 	txn.Commit();
 	BranchRecord r;
 	r.branch_id = branch_id;
@@ -639,11 +655,7 @@ SnapshotRecord MetadataStore::CreateSnapshot(const std::string &database, const 
 	std::lock_guard<std::mutex> guard(lock);
 	SqliteTransaction txn(db);
 	auto database_id = RequireDatabaseId(database);
-	FileAddress main;
-	main.database = database;
-	main.branch = branch;
-	main.file_name = MAIN_FILE_NAME;
-	auto branch_id = RequireBranchId(main);
+	auto branch_id = RequireBranchId(database, branch);
 	if (req.name) {
 		auto dup = db.Prepare("SELECT snapshot_id FROM snapshots WHERE database_id = ? AND snapshot_name = ?");
 		dup.Bind(1, database_id).Bind(2, *req.name);

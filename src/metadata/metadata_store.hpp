@@ -182,6 +182,12 @@ public:
 private:
 	void Migrate();
 	bool LoadFileLocked(const FileAddress &file, StoredFile &out);
+	//! The root of a snapshot, loaded into `root`; refuses snapshot_not_found.
+	int64_t RequireSnapshotRoot(int64_t database_id, const std::string &database, int64_t snapshot_id,
+	                            StoredFile &root);
+	//! Points a branch's database file at a root (a copy of a chunk map: no data moves).
+	void SetBranchRoot(int64_t branch_id, int64_t root_id, uint64_t length);
+	int64_t RequireBranchId(const std::string &database, const std::string &branch);
 	int64_t RequireBranchId(const FileAddress &file);
 	std::optional<int64_t> BranchId(const std::string &database, const std::string &branch);
 	int64_t RequireDatabaseId(const std::string &database);

@@ -21,6 +21,7 @@ import duckdb
 task, target, work, extra = sys.argv[1], sys.argv[2], pathlib.Path(sys.argv[3]), json.loads(sys.argv[4])
 con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": extra.get("threads", 4)})
 con.execute(f"LOAD '{extra['extension']}'")
+con.execute("SET enable_progress_bar = false")
 con.execute(f"SET differential_repository = '{work / 'repository'}'")
 if target == "native":
     con.execute(f"ATTACH '{work / 'native.duckdb'}' AS db")
@@ -82,7 +83,8 @@ def run(task, target, work, **extra):
     )
     if out.returncode != 0:
         raise SystemExit(f"{task} on {target} failed:\n{out.stderr}")
-    return json.loads(out.stdout)
+    # The report is the worker's last line; anything before it is DuckDB's own output.
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def fresh(work):

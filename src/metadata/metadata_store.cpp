@@ -266,6 +266,19 @@ bool MetadataStore::LoadFile(const FileAddress &file, StoredFile &out, bool pin)
 	if (out.root_id < 0) {
 		return true;
 	}
+	if (!file.IsSnapshot() && file.IsMainFile()) {
+		auto names = db.Prepare("SELECT f.file_name FROM branch_files f JOIN branches b USING (branch_id) JOIN "
+		                        "databases d USING (database_id) WHERE d.database_name = ? AND b.branch_name = ? AND "
+		                        "f.root_id IS NULL");
+		names.Bind(1, file.database).Bind(2, file.branch);
+		while (names.Step()) {
+			FileAddress companion = file;
+			companion.file_name = names.Text(0);
+			StoredFile stored;
+			LoadFileLocked(companion, stored);
+			out.companions.push_back({companion.file_name, stored.length, stored.extents});
+		}
+	}
 	db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
 	    .Bind(1, out.root_id)
 	    .Bind(2, static_cast<int64_t>(getpid()))

@@ -47,8 +47,16 @@ struct LiveFile {
 };
 
 //! Shared by every DiffFileSystem in the process (one per DuckDB instance).
+//! What a read-only open of a branch's database file saw of its WAL companions, so that the
+//! companions opened next are the ones published with it, not a newer WAL of another writer.
+struct FrozenView {
+	int64_t readers = 0;
+	std::map<std::string, StoredFile> files;
+};
+
 struct FileRegistry {
 	std::mutex lock;
+	std::map<std::string, FrozenView> frozen;
 	//! Files with a writable handle open, by path; every open of them shares the one VersionedFile.
 	std::map<std::string, LiveFile> live;
 	std::map<std::string, int64_t> handles_by_owner;
@@ -57,6 +65,22 @@ struct FileRegistry {
 static FileRegistry &Registry() {
 	static auto *registry = new FileRegistry();
 	return *registry;
+}
+
+//! The frozen companion for `address`, when a read-only open of its database file made one and
+//! no writer of that branch is open here (the writer's own WAL reads must see its live files).
+static const FrozenView *FrozenFor(FileRegistry &registry, const FileAddress &address) {
+	if (address.IsMainFile() || address.IsSnapshot()) {
+		return nullptr;
+	}
+	FileAddress main = address;
+	main.file_name = MAIN_FILE_NAME;
+	auto live = registry.live.find(main.ToPath());
+	if (live != registry.live.end() && live->second.writers > 0) {
+		return nullptr;
+	}
+	auto view = registry.frozen.find(address.OwnerKey());
+	return view == registry.frozen.end() ? nullptr : &view->second;
 }
 
 static DiffFileHandle &AsDiff(FileHandle &handle) {
@@ -110,7 +134,15 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 			file = std::make_shared<VersionedFile>(address, storage, write);
 			int lock_fd = write && address.IsMainFile() ? BranchLock(address).Release() : -1;
 			try {
-				bool exists = file->Load();
+				bool exists;
+				auto view = write ? nullptr : FrozenFor(registry, address);
+				if (view) {
+					auto it = view->files.find(address.file_name);
+					exists =
+					    file->LoadFrom(it == view->files.end() ? StoredFile() : it->second, it != view->files.end());
+				} else {
+					exists = file->Load();
+				}
 				if (flags.OverwriteExistingFile() || (!exists && create)) {
 					file->CreateEmpty();
 				} else if (!exists) {
@@ -127,6 +159,17 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 					close(lock_fd);
 				}
 				throw;
+			}
+			if (!write && address.IsMainFile() && !address.IsSnapshot()) {
+				auto &view = registry.frozen[address.OwnerKey()];
+				view.readers++;
+				view.files.clear();
+				for (auto &companion : file->TakeCompanions()) {
+					StoredFile stored;
+					stored.length = companion.length;
+					stored.extents = companion.extents;
+					view.files[companion.file_name] = stored;
+				}
 			}
 			if (write) {
 				LiveFile entry;
@@ -153,6 +196,12 @@ void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, b
 	auto owner = registry.handles_by_owner.find(address.OwnerKey());
 	if (owner != registry.handles_by_owner.end() && --owner->second <= 0) {
 		registry.handles_by_owner.erase(owner);
+	}
+	if (!writable && address.IsMainFile() && !address.IsSnapshot()) {
+		auto view = registry.frozen.find(address.OwnerKey());
+		if (view != registry.frozen.end() && --view->second.readers <= 0) {
+			registry.frozen.erase(view);
+		}
 	}
 	auto it = registry.live.find(address.ToPath());
 	if (it == registry.live.end() || it->second.file != file) {
@@ -283,6 +332,13 @@ bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_pt
 		FileAddress address;
 		if (auto file = Lookup(filename, address)) {
 			return file->Exists();
+		}
+		{
+			auto &registry = Registry();
+			std::lock_guard<std::mutex> guard(registry.lock);
+			if (auto view = FrozenFor(registry, address)) {
+				return view->files.count(address.file_name) > 0;
+			}
 		}
 		StoredFile stored;
 		return resolver(address.repository)->catalog->LoadFile(address, stored);

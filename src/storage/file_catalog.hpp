@@ -6,6 +6,7 @@
 #include "storage/diff_path.hpp"
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,13 @@ struct ChunkLocation {
 	uint32_t crc32c = 0;
 };
 
+//! A WAL companion of a branch's database file, as published together with it.
+struct CompanionFile {
+	std::string file_name;
+	uint64_t length = 0;
+	std::vector<ChunkLocation> extents;
+};
+
 //! A published version of a file as the catalog has it.
 struct StoredFile {
 	uint64_t length = 0;
@@ -28,6 +36,9 @@ struct StoredFile {
 	std::vector<ChunkLocation> extents;
 	//! The metadata's id of the loaded root (chunked files), or -1.
 	int64_t root_id = -1;
+	//! For a branch's database file loaded with a pin: its WAL companions, read in the same
+	//! transaction, so a reader pairs the database with exactly the WAL published with it.
+	std::vector<CompanionFile> companions;
 	//! The reader pin taken on the loaded root (chunked files loaded with a pin), or -1.
 	int64_t pin_id = -1;
 };

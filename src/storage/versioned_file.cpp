@@ -35,9 +35,22 @@ bool VersionedFile::Load() {
 	StoredFile stored;
 	exists = storage->catalog->LoadFile(address, stored, chunked());
 	pin_id = stored.pin_id;
-	if (!exists) {
-		return false;
-	}
+	companions = std::move(stored.companions);
+	return exists && ApplyLocked(stored);
+}
+
+bool VersionedFile::LoadFrom(const StoredFile &stored, bool exists_p) {
+	std::unique_lock<std::shared_mutex> guard(lock);
+	exists = exists_p;
+	return exists && ApplyLocked(stored);
+}
+
+std::vector<CompanionFile> VersionedFile::TakeCompanions() {
+	std::unique_lock<std::shared_mutex> guard(lock);
+	return std::move(companions);
+}
+
+bool VersionedFile::ApplyLocked(const StoredFile &stored) {
 	length = stored.length;
 	if (chunked()) {
 		pages = stored.pages;

@@ -19,6 +19,10 @@ public:
 
 	//! Loads the published version; returns false when the file does not exist.
 	bool Load();
+	//! Takes a version read elsewhere (a companion loaded with its database file).
+	bool LoadFrom(const StoredFile &stored, bool exists);
+	//! The WAL companions read with this (database) file, handed over once.
+	std::vector<CompanionFile> TakeCompanions();
 	//! Makes an empty file that exists (published at the next Sync).
 	void CreateEmpty();
 	bool Exists();
@@ -56,6 +60,8 @@ private:
 	void TruncateRangedLocked(uint64_t length);
 	void SyncChunkedLocked();
 	void SyncRangedLocked();
+	bool ApplyLocked(const StoredFile &stored);
+	std::vector<CompanionFile> companions;
 
 	std::shared_ptr<RepositoryStorage> storage;
 	std::shared_mutex lock;

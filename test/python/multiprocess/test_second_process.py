@@ -23,3 +23,45 @@ def test_history_written_by_one_process_is_read_by_another(repository):
         "print(con.execute('SELECT string_agg(snapshot_name || \\':\\' || coalesce(author, \\'-\\'), \\',\\' ORDER BY snapshot_id) FROM ev.snapshots()').fetchone()[0])\n"
     )
     assert out.split() == ["1001", "5000", "1000", "five-k:proc-1,one-k:-"]
+
+
+def test_read_only_attachment_pairs_the_database_with_its_published_wal(repository):
+    import subprocess
+    import sys
+
+    from differential_testing import REPO_ROOT, connect
+
+    writer = subprocess.Popen(
+        [sys.executable, "-u", "-c",
+         "import sys\n"
+         "from differential_testing import connect\n"
+         f"con = connect({str(repository)!r})\n"
+         "con.execute(\"ATTACH 'differential:live' AS live\")\n"
+         "con.execute('CREATE TABLE live.t AS SELECT range AS x FROM range(1000)')\n"
+         "con.execute('CHECKPOINT live')\n"
+         "con.execute('INSERT INTO live.t SELECT range FROM range(1000, 1500)')\n"
+         "print('ready', flush=True)\n"
+         "sys.stdin.readline()\n"
+         "con.execute('CHECKPOINT live')\n"
+         "con.execute('INSERT INTO live.t SELECT range FROM range(1500, 1600)')\n"
+         "print('moved', flush=True)\n"
+         "sys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={"PYTHONPATH": str(REPO_ROOT / "test" / "python"), "PATH": "/usr/bin:/bin"},
+    )
+    assert writer.stdout.readline().strip() == "ready"
+    reader = connect(repository)
+    # The writer's last commit is only in its WAL: a read-only attachment replays it.
+    reader.execute("ATTACH 'differential:live' AS live (READ_ONLY)")
+    assert reader.execute("SELECT count(*) FROM live.t").fetchone()[0] == 1500
+    writer.stdin.write("\n")
+    writer.stdin.flush()
+    assert writer.stdout.readline().strip() == "moved"
+    # Still the state it attached to, though the writer checkpointed and wrote a new WAL since.
+    assert reader.execute("SELECT count(*) FROM live.t").fetchone()[0] == 1500
+    reader.execute("DETACH live")
+    reader.execute("ATTACH 'differential:live' AS live (READ_ONLY)")
+    assert reader.execute("SELECT count(*) FROM live.t").fetchone()[0] == 1600
+    writer.stdin.write("\n")
+    writer.stdin.flush()
+    assert writer.wait() == 0

@@ -34,7 +34,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::BranchesFunction());
 	loader.RegisterFunction(differential::DatabasesFunction());
 	loader.RegisterFunction(differential::SnapshotsFunction());
-	loader.RegisterFunction(differential::VerifyFunction());
+	loader.RegisterFunction(differential::VerifyFunctions());
 	loader.RegisterFunction(differential::RestoreFunction());
 	loader.RegisterFunction(differential::CloneDatabaseFunction());
 	loader.RegisterFunction(differential::DropBranchFunction());

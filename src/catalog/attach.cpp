@@ -7,6 +7,7 @@
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "duckdb/main/config.hpp"
 #include "duckdb/parser/parsed_data/attach_info.hpp"
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "storage/diff_path.hpp"
@@ -104,6 +105,9 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 			db.SetReadOnlyDatabase();
 			read_only = true;
 		}
+		// DuckDB reports the blocks a checkpoint freed only with trim_free_blocks on; without it their
+		// stale bytes would stay in the branch's chunk map, and cleanup could never reclaim them.
+		DBConfig::GetConfig(context).options.trim_free_blocks = true;
 		auto repository = OpenRepository(repository_path.empty() ? RepositorySetting(context)
 		                                                         : NormalizeRepositoryPath(repository_path));
 		auto &metadata = *repository->metadata;

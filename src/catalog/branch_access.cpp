@@ -44,6 +44,8 @@ void CheckpointClosedBranch(duckdb::ClientContext &context, const Repository &re
 	                  "CHECKPOINT " + alias, "DETACH " + alias}) {
 		auto result = connection.Query(sql);
 		if (result->HasError()) {
+			// Never leave the private attachment behind: it would keep the branch open for good.
+			connection.Query("DETACH DATABASE IF EXISTS " + alias);
 			result->ThrowError();
 		}
 	}

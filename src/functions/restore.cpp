@@ -40,17 +40,25 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			             ". List its snapshots with differential_snapshots('" + database + "').");
 		    }
 		    RequireBranchClosed(*repository, database, branch);
-		    Value preserved(LogicalType::BIGINT);
 		    bool has_wal = false;
+		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal) && has_wal) {
+			    // Folding the WAL into the database file changes no data; it attaches the branch, so it
+			    // takes (and gives back) the branch lock itself, refusing if another process writes it.
+			    CheckpointClosedBranch(context, *repository, database, branch);
+		    }
+		    // Everything that changes history happens under the lock, after every check passed.
+		    auto lock = LockClosedBranch(*repository, database, branch);
+		    Value preserved(LogicalType::BIGINT);
 		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal)) {
 			    if (has_wal) {
-				    CheckpointClosedBranch(context, *repository, database, branch);
+				    Fail(ErrorKind::CONFLICT, "branch_changed",
+				         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+				             " was written while the restore prepared it. Retry once nothing writes it.");
 			    }
 			    SnapshotRequest request;
 			    request.message = "state before restoring snapshot " + std::to_string(snapshot_id);
 			    preserved = Value::BIGINT(metadata.CreateSnapshot(database, branch, request).snapshot_id);
 		    }
-		    auto lock = LockClosedBranch(*repository, database, branch);
 		    auto restored = metadata.RestoreBranch(database, branch, snapshot_id);
 		    return Rows {{Value::BIGINT(restored.snapshot_id), preserved, Value(branch), Value::BIGINT(snapshot_id)}};
 	    },

@@ -13,7 +13,7 @@ duckdb::TableFunction DatabasesFunction();
 duckdb::TableFunction SnapshotsFunction();
 //! The catalog-scoped form, answered as `<attached>.snapshots()`.
 duckdb::TableFunction CatalogSnapshotsFunction();
-duckdb::TableFunction VerifyFunction();
+duckdb::TableFunctionSet VerifyFunctions();
 duckdb::TableFunction RestoreFunction();
 duckdb::TableFunction CloneDatabaseFunction();
 duckdb::TableFunction DropBranchFunction();

@@ -24,9 +24,16 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 	CleanupResult result;
 
 	storage.SealSegment();
-	auto existing = metadata.AllSegmentIds();
-	uint64_t sealed_upto = existing.empty() ? 0 : existing.back();
+	// Segments this process opens from here on are newer than this and stay untouched; of the
+	// older ones, those holding records a file here has not published yet stay too.
+	uint64_t sealed_upto = metadata.HighestSegmentId();
 	auto unpublished = DiffFileSystem::UnpublishedSegments(repository.root);
+	unpublished.insert(storage.segments.CurrentSegmentId());
+
+	// Files of segments whose removal was recorded but not carried out (a crash in between).
+	for (auto id : metadata.RemovedSegmentIds()) {
+		result.bytes_freed += storage.segments.RemoveSegmentFile(id);
+	}
 
 	auto report = metadata.CollectGarbage();
 	result.pins_released = report.pins_released;
@@ -60,9 +67,19 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 		}
 		// Compaction: copy the live records into this process's current segment, make the copies
 		// durable, then repoint the metadata in one transaction; only then remove the old file.
+		auto records = metadata.LiveRecordsIn(segment.segment_id);
+		bool has_wal = false;
+		for (auto &record : records) {
+			has_wal = has_wal || !record.is_chunk;
+		}
+		if (has_wal) {
+			// WAL ranges are found by location only (no hash to look them up again after a move),
+			// and are short-lived: such a segment goes once its ranges do.
+			continue;
+		}
 		std::vector<std::pair<MetadataStore::LiveRecord, ChunkLocation>> moves;
 		std::vector<uint8_t> buffer;
-		for (auto &record : metadata.LiveRecordsIn(segment.segment_id)) {
+		for (auto &record : records) {
 			buffer.resize(record.location.length);
 			storage.segments.Read(record.location, buffer.data());
 			moves.emplace_back(record, storage.segments.Append(buffer.data(), record.location.length, record.hash));

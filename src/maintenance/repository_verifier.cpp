@@ -18,7 +18,7 @@ static void Problem(VerifyCheck &check, const std::string &what) {
 	}
 }
 
-std::vector<VerifyCheck> VerifyRepository(Repository &repository) {
+std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::string &database) {
 	auto &metadata = *repository.metadata;
 	auto &segments = repository.storage->segments;
 
@@ -43,6 +43,9 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository) {
 	VerifyCheck roots;
 	roots.check = "roots";
 	for (auto &root : metadata.LiveRoots()) {
+		if (!database.empty() && root.owner.rfind(database + " ", 0) != 0) {
+			continue;
+		}
 		roots.objects_checked++;
 		auto expected_pages = (ChunkCount(root.length) + SLOTS_PER_INDEX_PAGE - 1) / SLOTS_PER_INDEX_PAGE;
 		if (root.pages.size() != expected_pages) {
@@ -70,6 +73,9 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository) {
 	VerifyCheck ranges;
 	ranges.check = "wal_ranges";
 	for (auto &extent : metadata.AllExtents()) {
+		if (!database.empty() && extent.first.rfind(database + " ", 0) != 0) {
+			continue;
+		}
 		ranges.objects_checked++;
 		buffer.resize(extent.second.length);
 		try {

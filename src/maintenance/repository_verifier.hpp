@@ -17,6 +17,8 @@ struct VerifyCheck {
 	std::string detail;
 };
 
-std::vector<VerifyCheck> VerifyRepository(Repository &repository);
+//! With a database name, only roots of that database are checked (chunks are shared, so all of
+//! them are still read); otherwise everything.
+std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::string &database = "");
 
 } // namespace differential

@@ -188,7 +188,10 @@ bool MetadataStore::ForgetSegmentIfUnused(uint64_t segment_id) {
 	if (used.Int(0) > 0) {
 		return false;
 	}
-	db.Prepare("DELETE FROM segments WHERE segment_id = ?").Bind(1, static_cast<int64_t>(segment_id)).Run();
+	db.Prepare("UPDATE segments SET removed_at_us = ? WHERE segment_id = ?")
+	    .Bind(1, NowMicros())
+	    .Bind(2, static_cast<int64_t>(segment_id))
+	    .Run();
 	txn.Commit();
 	return true;
 }
@@ -231,7 +234,7 @@ MetadataStore::StorageTotals MetadataStore::Totals(const std::string &database) 
 	chunks.Step();
 	totals.chunks = chunks.Int(0);
 	totals.unique_chunk_bytes = static_cast<uint64_t>(chunks.Int(1));
-	auto segments = db.Prepare("SELECT count(*) FROM segments");
+	auto segments = db.Prepare("SELECT count(*) FROM segments WHERE removed_at_us IS NULL");
 	segments.Step();
 	totals.segments = segments.Int(0);
 	return totals;
@@ -246,11 +249,28 @@ void MetadataStore::CheckpointMetadata() {
 std::vector<uint64_t> MetadataStore::AllSegmentIds() {
 	std::lock_guard<std::mutex> guard(lock);
 	std::vector<uint64_t> out;
-	auto stmt = db.Prepare("SELECT segment_id FROM segments ORDER BY segment_id");
+	auto stmt = db.Prepare("SELECT segment_id FROM segments WHERE removed_at_us IS NULL ORDER BY segment_id");
 	while (stmt.Step()) {
 		out.push_back(static_cast<uint64_t>(stmt.Int(0)));
 	}
 	return out;
+}
+
+std::vector<uint64_t> MetadataStore::RemovedSegmentIds() {
+	std::lock_guard<std::mutex> guard(lock);
+	std::vector<uint64_t> out;
+	auto stmt = db.Prepare("SELECT segment_id FROM segments WHERE removed_at_us IS NOT NULL ORDER BY segment_id");
+	while (stmt.Step()) {
+		out.push_back(static_cast<uint64_t>(stmt.Int(0)));
+	}
+	return out;
+}
+
+uint64_t MetadataStore::HighestSegmentId() {
+	std::lock_guard<std::mutex> guard(lock);
+	auto stmt = db.Prepare("SELECT coalesce(max(segment_id), 0) FROM segments");
+	stmt.Step();
+	return static_cast<uint64_t>(stmt.Int(0));
 }
 
 } // namespace differential

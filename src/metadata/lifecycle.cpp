@@ -5,6 +5,8 @@
 #include "common/names.hpp"
 #include "metadata/metadata_store.hpp"
 
+#include <algorithm>
+
 namespace differential {
 
 static std::string BranchText(const std::string &database, const std::string &branch) {
@@ -141,6 +143,7 @@ DatabaseRecord MetadataStore::CloneDatabase(const std::string &source, const std
 void MetadataStore::DropBranch(const std::string &database, const std::string &branch) {
 	std::lock_guard<std::mutex> guard(lock);
 	SqliteTransaction txn(db);
+	RequireDatabaseId(database);
 	if (branch == "main") {
 		Fail(ErrorKind::INVALID_INPUT, "cannot_drop_main",
 		     "The main branch of database " + QuoteName(database) +
@@ -172,7 +175,11 @@ void MetadataStore::DropDatabase(const std::string &database) {
 }
 
 std::vector<int64_t> MetadataStore::ExpireSnapshots(const std::string &database,
-                                                    const std::vector<int64_t> &snapshot_ids) {
+                                                    const std::vector<int64_t> &requested) {
+	// Each snapshot once, in order, however often it was named.
+	std::vector<int64_t> snapshot_ids(requested);
+	std::sort(snapshot_ids.begin(), snapshot_ids.end());
+	snapshot_ids.erase(std::unique(snapshot_ids.begin(), snapshot_ids.end()), snapshot_ids.end());
 	std::lock_guard<std::mutex> guard(lock);
 	SqliteTransaction txn(db);
 	auto database_id = RequireDatabaseId(database);

@@ -115,6 +115,9 @@ CREATE TABLE expired_snapshots(
     PRIMARY KEY(database_id, snapshot_id));
 ALTER TABLE databases ADD COLUMN cloned_from TEXT;
 ALTER TABLE segments ADD COLUMN created_by_start INTEGER NOT NULL DEFAULT 0;
+-- A removed segment keeps its row (a tombstone): segment ids must never be reused, since a
+-- process may still hold a descriptor of the removed file under that id.
+ALTER TABLE segments ADD COLUMN removed_at_us INTEGER;
 CREATE INDEX chunks_by_segment ON chunks(segment_id);
 CREATE INDEX extents_by_segment ON file_extents(segment_id);
 )",

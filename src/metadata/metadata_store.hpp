@@ -143,7 +143,8 @@ public:
 	std::vector<LiveRecord> LiveRecordsIn(uint64_t segment_id);
 	//! Points records at their copies, where they still point at the originals.
 	void RelocateRecords(const std::vector<std::pair<LiveRecord, ChunkLocation>> &moves);
-	//! Deletes the segment's row when nothing references it any more; true if it did.
+	//! Marks the segment removed (its row stays, so its id is never reused) when nothing references
+	//! it any more; true if it did.
 	bool ForgetSegmentIfUnused(uint64_t segment_id);
 
 	// Storage accounting (metadata/garbage.cpp)
@@ -156,7 +157,11 @@ public:
 	};
 	//! Totals over the whole repository, or one database when `database` is not empty.
 	StorageTotals Totals(const std::string &database);
+	//! Segments not removed.
 	std::vector<uint64_t> AllSegmentIds();
+	//! Segments marked removed; their files may be left over from an interrupted cleanup.
+	std::vector<uint64_t> RemovedSegmentIds();
+	uint64_t HighestSegmentId();
 	//! Folds SQLite's WAL back into the metadata file and truncates it (after a cleanup).
 	void CheckpointMetadata();
 

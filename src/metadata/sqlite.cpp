@@ -16,8 +16,9 @@ SqliteDatabase::SqliteDatabase(const std::string &path_p) : path(path_p) {
 		     "Cannot open the repository metadata " + path + ": " + msg +
 		         ". Check that the repository directory exists and is writable.");
 	}
-	// Several processes share one repository: wait for each other instead of failing at once.
-	sqlite3_busy_timeout(db, 30000);
+	// Several processes share one repository: wait for each other instead of failing at once
+	// (a cleanup's mark-and-sweep holds the write lock for its whole pass).
+	sqlite3_busy_timeout(db, 300000);
 }
 
 SqliteDatabase::~SqliteDatabase() {

@@ -307,6 +307,21 @@ void DiffFileSystem::FileSync(FileHandle &handle) {
 	Translated([&]() { AsDiff(handle).file->Sync(); });
 }
 
+bool DiffFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t length_bytes) {
+	return Translated([&]() {
+		auto &h = AsDiff(handle);
+		if (!h.writable) {
+			return false;
+		}
+		// DuckDB trims right after the header sync that freed the blocks: publishing now makes the
+		// freed bytes unreachable at once, instead of at the next checkpoint.
+		if (h.file->Trim(offset_bytes, length_bytes)) {
+			h.file->Sync();
+		}
+		return true;
+	});
+}
+
 void DiffFileSystem::Seek(FileHandle &handle, idx_t location) {
 	AsDiff(handle).position = location;
 }

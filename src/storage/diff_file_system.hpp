@@ -35,6 +35,7 @@ public:
 	duckdb::timestamp_t GetLastModifiedTime(duckdb::FileHandle &handle) override;
 	void Truncate(duckdb::FileHandle &handle, int64_t new_size) override;
 	void FileSync(duckdb::FileHandle &handle) override;
+	bool Trim(duckdb::FileHandle &handle, duckdb::idx_t offset_bytes, duckdb::idx_t length_bytes) override;
 	void Seek(duckdb::FileHandle &handle, duckdb::idx_t location) override;
 	void Reset(duckdb::FileHandle &handle) override;
 	duckdb::idx_t SeekPosition(duckdb::FileHandle &handle) override;

@@ -344,6 +344,24 @@ void VersionedFile::Truncate(uint64_t new_length) {
 	length_dirty = true;
 }
 
+bool VersionedFile::Trim(uint64_t offset, uint64_t size) {
+	std::unique_lock<std::shared_mutex> guard(lock);
+	if (!chunked() || size == 0) {
+		return false;
+	}
+	bool changed = false;
+	for (auto i = ChunkIndexOf(offset); i < chunks.size() && ChunkStart(i) < offset + size; i++) {
+		auto whole = ChunkStart(i) >= offset && ChunkStart(i) + ChunkCapacity(i) <= offset + size;
+		if (whole && chunks[i].present) {
+			chunks[i] = Chunk();
+			dirty_chunks.insert(i);
+			changed = true;
+		}
+	}
+	dirty = dirty || changed;
+	return changed;
+}
+
 void VersionedFile::SyncChunkedLocked() {
 	auto page_count = (chunks.size() + SLOTS_PER_INDEX_PAGE - 1) / SLOTS_PER_INDEX_PAGE;
 	std::set<uint64_t> touched;

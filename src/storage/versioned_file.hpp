@@ -31,6 +31,10 @@ public:
 	uint64_t Read(void *buffer, uint64_t size, uint64_t offset);
 	void Write(const void *buffer, uint64_t size, uint64_t offset);
 	void Truncate(uint64_t length);
+	//! Forgets the content of every whole chunk inside the range (they read as zeros): DuckDB
+	//! trims the blocks a checkpoint freed, and their old bytes must not stay live in the map.
+	//! Returns true when anything changed.
+	bool Trim(uint64_t offset, uint64_t size);
 	//! The durability point: fsync the segments, then publish in one metadata transaction.
 	void Sync();
 	bool HasUnpublishedChanges();

@@ -107,3 +107,98 @@ def test_corrupted_segment_byte_is_detected_never_returned(con, repository):
     with pytest.raises(duckdb.Error) as info:
         con.execute("SELECT sum(x), max(s) FROM bad.t").fetchall()
     assert "[differential:corrupt_chunk]" in str(info.value)
+
+
+def test_pins_of_killed_processes_are_released(con, repository):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from differential_testing import REPO_ROOT
+
+    con.execute("ATTACH 'differential:dead' AS dead")
+    con.execute("CREATE TABLE dead.t AS SELECT hash(range) AS x FROM range(1000000)")
+    con.execute("CALL differential_create_snapshot('dead')")
+    # Far smaller than what snapshot 1 holds (a million incompressible values), so its segment is mostly garbage once the pin goes.
+    con.execute("CREATE OR REPLACE TABLE dead.t AS SELECT range * 3 AS x FROM range(2000)")
+    con.execute("CALL differential_create_snapshot('dead')")
+    con.execute("DETACH dead")
+    reader = subprocess.Popen(
+        [sys.executable, "-u", "-c",
+         "import time\n"
+         "from differential_testing import connect\n"
+         f"con = connect({str(repository)!r})\n"
+         "con.execute(\"ATTACH 'differential:dead' AS old (SNAPSHOT 1)\")\n"
+         "print(con.execute('SELECT count(DISTINCT x) FROM old.t').fetchone()[0], flush=True)\n"
+         "time.sleep(600)\n"],
+        stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(REPO_ROOT / "test" / "python"), "PATH": "/usr/bin:/bin"},
+    )
+    assert int(reader.stdout.readline()) == 1000000
+    con.execute("CALL differential_expire_snapshots('dead', versions => [1])")
+    first = con.execute("SELECT pins_released FROM differential_cleanup_old_files(cleanup_all => true)").fetchone()
+    assert first == (0,)  # the reader is alive: its pin holds
+    os.kill(reader.pid, signal.SIGKILL)
+    reader.wait()
+    second = con.execute("SELECT pins_released, bytes_freed FROM differential_cleanup_old_files(cleanup_all => true)").fetchone()
+    assert second[0] >= 1 and second[1] > 0, second
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify('dead')") == 0
+    con.execute("ATTACH 'differential:dead' AS dead (READ_ONLY)")
+    assert scalar(con, "SELECT sum(x) FROM dead.t") == 3 * sum(range(2000))
+    refused(con, "SELECT * FROM differential_verify('ghost')", "database_not_found")
+
+
+def test_segment_ids_are_never_reused_after_cleanup(con):
+    # Cleanup removes the newest segment here; a segment made afterwards must not take its id,
+    # or readers holding the removed file open would read the wrong bytes.
+    con.execute("ATTACH 'differential:first' AS first")
+    con.execute("CREATE TABLE first.t AS SELECT range AS x FROM range(300000)")
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
+    con.execute("DETACH first")
+    con.execute("CALL differential_drop_database('first')")
+    assert con.execute("SELECT segments_deleted FROM differential_cleanup_old_files(cleanup_all => true)").fetchone()[0] >= 1
+    con.execute("ATTACH 'differential:second' AS second")
+    con.execute("CREATE TABLE second.t AS SELECT range * 2 AS x FROM range(300000)")
+    assert scalar(con, "SELECT sum(x) FROM second.t") == 2 * sum(range(300000))
+    con.execute("DETACH second")
+    con.execute("ATTACH 'differential:second' AS second (READ_ONLY)")
+    assert scalar(con, "SELECT sum(x) FROM second.t") == 2 * sum(range(300000))
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
+
+
+def test_refused_restore_records_nothing(con, repository):
+    import subprocess
+    import sys
+
+    from differential_testing import REPO_ROOT
+
+    con.execute("ATTACH 'differential:held' AS held")
+    con.execute("CREATE TABLE held.t AS SELECT range AS x FROM range(1000)")
+    con.execute("CALL differential_create_snapshot('held')")
+    con.execute("DETACH held")
+    # Another process changes the branch after its head snapshot (checkpointed: no WAL) and keeps it open.
+    holder = subprocess.Popen(
+        [sys.executable, "-u", "-c",
+         "import sys\n"
+         "from differential_testing import connect\n"
+         f"con = connect({str(repository)!r})\n"
+         "con.execute(\"ATTACH 'differential:held' AS held\")\n"
+         "con.execute('DELETE FROM held.t WHERE x < 10')\n"
+         "con.execute('CHECKPOINT held')\n"
+         "print('holding', flush=True)\n"
+         "sys.stdin.readline()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={"PYTHONPATH": str(REPO_ROOT / "test" / "python"), "PATH": "/usr/bin:/bin"},
+    )
+    assert holder.stdout.readline().strip() == "holding"
+    before = repository_state(con)
+    refused(con, "CALL differential_restore('held', 1)", "branch_locked")
+    assert repository_state(con) == before
+    holder.stdin.write("\n")
+    holder.stdin.flush()
+    assert holder.wait() == 0
+    row = con.execute("SELECT snapshot_id, preserved_snapshot_id FROM differential_restore('held', 1)").fetchone()
+    assert row == (3, 2)
+    con.execute("ATTACH 'differential:held' AS held (READ_ONLY)")
+    assert scalar(con, "SELECT count(*) FROM held.t") == 1000
+    assert scalar(con, "SELECT count(*) FROM held.t AT (VERSION => 2)") == 990

@@ -192,6 +192,22 @@ TEST_F(VersionedFileTest, WriteSyncReloadReadsIdenticalBytes) {
 	EXPECT_EQ(MainRootPages().size(), 1u);
 }
 
+TEST_F(VersionedFileTest, TrimTurnsWholeChunksIntoHoles) {
+	auto file = NewFile(main_file);
+	file->CreateEmpty();
+	auto expected = WriteDatabase(*file, 5, 100);
+	file->Sync();
+	// Blocks 2 and 3 freed; the range also covers half of block 4, which must stay.
+	EXPECT_TRUE(file->Trim(ChunkStart(2), 2 * CHUNK_SIZE + CHUNK_SIZE / 2));
+	EXPECT_FALSE(file->Trim(ChunkStart(2), 2 * CHUNK_SIZE));
+	file->Sync();
+	std::fill(expected.begin() + static_cast<std::ptrdiff_t>(ChunkStart(2)),
+	          expected.begin() + static_cast<std::ptrdiff_t>(ChunkStart(4)), 0);
+	auto loaded = LoadInNewProcess(main_file);
+	ASSERT_EQ(loaded->Length(), expected.size());
+	EXPECT_EQ(ReadAll(*loaded), expected);
+}
+
 TEST_F(VersionedFileTest, HeaderWritesReadModifyWrite) {
 	auto file = NewFile(main_file);
 	file->CreateEmpty();

@@ -69,6 +69,9 @@ def main():
             "",
             "## Snapshots, branches, time travel",
             "",
+            f"Database sizes as stored: {write['snapshot']['100MB']['stored_bytes'] / 1e6:.0f} MB and "
+            f"{write['snapshot']['1GB']['stored_bytes'] / 1e6:.0f} MB.",
+            "",
             "| measurement | 100 MB database (ms) | 1 GB database (ms) | ratio 1 GB / 100 MB |",
             "|---|---|---|---:|",
             f"| snapshot after a one-row change | {spread(write['snapshot']['100MB'])} | "

@@ -31,4 +31,22 @@ std::shared_ptr<Repository> CurrentRepository(ClientContext &context) {
 	return OpenRepository(RepositorySetting(context));
 }
 
+int64_t SnapshotOrLatest(MetadataStore &metadata, const std::string &database, std::optional<int64_t> snapshot,
+                         const std::string &purpose) {
+	if (!metadata.FindDatabase(database)) {
+		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
+	}
+	if (snapshot) {
+		return *snapshot;
+	}
+	auto latest = metadata.LatestSnapshot(database);
+	if (!latest) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		     "Database " + QuoteName(database) + " has no snapshot on main to " + purpose +
+		         ". Take one with differential_create_snapshot(), or pass snapshot => <id>.");
+	}
+	return latest->snapshot_id;
+}
+
 } // namespace differential

@@ -24,24 +24,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"source_snapshot_id", LogicalType::BIGINT}},
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
-		    if (!metadata.FindDatabase(source)) {
-			    Fail(ErrorKind::NOT_FOUND, "database_not_found",
-			         "Database " + QuoteName(source) +
-			             " does not exist. List databases with differential_databases().");
-		    }
-		    int64_t from;
-		    if (snapshot) {
-			    from = *snapshot;
-		    } else {
-			    auto latest = metadata.LatestSnapshot(source);
-			    if (!latest) {
-				    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-				         "Database " + QuoteName(source) +
-				             " has no snapshot on main to clone. Take one with "
-				             "differential_create_snapshot(), or pass snapshot => <id>.");
-			    }
-			    from = latest->snapshot_id;
-		    }
+		    auto from = SnapshotOrLatest(metadata, source, snapshot, "clone");
 		    auto clone = metadata.CloneDatabase(source, target, from);
 		    return Rows {{Value(clone.name), Value(clone.uuid), Value(source), Value::BIGINT(from)}};
 	    },

@@ -24,24 +24,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [database, branch, snapshot](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
-		    int64_t from;
-		    if (snapshot) {
-			    from = *snapshot;
-		    } else {
-			    if (!metadata.FindDatabase(database)) {
-				    Fail(ErrorKind::NOT_FOUND, "database_not_found",
-				         "Database " + QuoteName(database) +
-				             " does not exist. List databases with differential_databases().");
-			    }
-			    auto latest = metadata.LatestSnapshot(database);
-			    if (!latest) {
-				    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-				         "Database " + QuoteName(database) +
-				             " has no snapshot on main to branch from. Take one with "
-				             "differential_create_snapshot(), or pass snapshot => <id>.");
-			    }
-			    from = latest->snapshot_id;
-		    }
+		    auto from = SnapshotOrLatest(metadata, database, snapshot, "branch from");
 		    auto record = metadata.CreateBranch(database, branch, from);
 		    return Rows {{Value(database), Value(record.name), Value::BIGINT(from)}};
 	    },

@@ -98,7 +98,7 @@ MetadataStore::GarbageReport MetadataStore::CollectGarbage() {
 		               "coalesce((SELECT sum(length) FROM file_extents e WHERE e.segment_id = s.segment_id), 0), "
 		               "(SELECT count(*) FROM chunks c WHERE c.segment_id = s.segment_id) + "
 		               "(SELECT count(*) FROM file_extents e WHERE e.segment_id = s.segment_id) "
-		               "FROM segments s ORDER BY s.segment_id");
+		               "FROM segments s WHERE s.removed_at_us IS NULL ORDER BY s.segment_id");
 		while (usage.Step()) {
 			SegmentUsage u;
 			u.segment_id = static_cast<uint64_t>(usage.Int(0));

@@ -150,7 +150,6 @@ void MetadataStore::DropBranch(const std::string &database, const std::string &b
 		         " cannot be dropped. Drop the whole database with differential_drop_database('" + database +
 		         "') instead.");
 	}
-	RequireDatabaseId(database);
 	auto branch_id = RequireBranchId(database, branch);
 	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, branch_id).Run();
 	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, branch_id).Run();

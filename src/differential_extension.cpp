@@ -42,6 +42,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());
 	loader.RegisterFunction(differential::CleanupOldFilesFunction());
 	loader.RegisterFunction(differential::StorageInfoFunctions());
+	loader.RegisterFunction(differential::MergeAncestryFunction());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }
 

@@ -21,5 +21,6 @@ duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();
 duckdb::TableFunction CleanupOldFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
+duckdb::TableFunction MergeAncestryFunction();
 
 } // namespace differential

@@ -233,6 +233,26 @@ std::vector<int64_t> MetadataStore::ExpireSnapshotsBefore(const std::string &dat
 	return ExpireSnapshots(database, candidates);
 }
 
+std::map<int64_t, std::vector<int64_t>> MetadataStore::SnapshotParents(const std::string &database) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto database_id = RequireDatabaseId(database);
+	std::map<int64_t, std::vector<int64_t>> graph;
+	auto ids = db.Prepare("SELECT snapshot_id FROM snapshots WHERE database_id = ?1 UNION "
+	                      "SELECT snapshot_id FROM expired_snapshots WHERE database_id = ?1");
+	ids.Bind(1, database_id);
+	while (ids.Step()) {
+		graph[ids.Int(0)];
+	}
+	auto edges = db.Prepare("SELECT snapshot_id, parent_snapshot_id FROM snapshot_parents WHERE database_id = ? "
+	                        "ORDER BY snapshot_id, ordinal");
+	edges.Bind(1, database_id);
+	while (edges.Step()) {
+		graph[edges.Int(0)].push_back(edges.Int(1));
+		graph[edges.Int(1)];
+	}
+	return graph;
+}
+
 std::optional<int64_t> MetadataStore::SnapshotExpiredAt(const std::string &database, int64_t snapshot_id) {
 	std::lock_guard<std::mutex> guard(lock);
 	auto stmt = db.Prepare("SELECT e.expired_at_us FROM expired_snapshots e JOIN databases d USING (database_id) "

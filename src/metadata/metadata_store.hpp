@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -110,6 +111,9 @@ public:
 	std::vector<int64_t> ExpireSnapshots(const std::string &database, const std::vector<int64_t> &snapshot_ids);
 	//! Expires every snapshot created before the cutoff, except branch heads.
 	std::vector<int64_t> ExpireSnapshotsBefore(const std::string &database, int64_t cutoff_us);
+	//! Parent edges of every snapshot of the database, expired ones included (ancestry runs through
+	//! them): snapshot id -> parents in recorded order.
+	std::map<int64_t, std::vector<int64_t>> SnapshotParents(const std::string &database);
 	//! When the snapshot was expired, if it was.
 	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
 

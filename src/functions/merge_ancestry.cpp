@@ -1,0 +1,70 @@
+// differential_merge_ancestry(database, ours, theirs): the snapshot graph behind a merge's base
+// selection, one row per snapshot reachable from either side.
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+#include "merge/ancestry.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static int64_t SnapshotArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
+	if (input.inputs[index].IsNull()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " snapshot must not be NULL.");
+	}
+	return input.inputs[index].GetValue<int64_t>();
+}
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	auto database = StringArgument(input, 0, "database name");
+	ValidateName("database", database);
+	auto ours = SnapshotArgument(input, 1, "first");
+	auto theirs = SnapshotArgument(input, 2, "second");
+	return BindRows(
+	    {{"snapshot_id", LogicalType::BIGINT},
+	     {"kind", LogicalType::VARCHAR},
+	     {"parents", LogicalType::LIST(LogicalType::BIGINT)},
+	     {"reachable_from", LogicalType::VARCHAR},
+	     {"candidate", LogicalType::BOOLEAN},
+	     {"selected_base", LogicalType::BIGINT},
+	     {"selection_state", LogicalType::VARCHAR},
+	     {"expired", LogicalType::BOOLEAN}},
+	    [=](ClientContext &context) {
+		    auto &metadata = *CurrentRepository(context)->metadata;
+		    auto graph = metadata.SnapshotParents(database);
+		    for (auto id : {ours, theirs}) {
+			    if (!graph.count(id)) {
+				    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+				         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
+				             ". List its snapshots with differential_snapshots('" + database + "').");
+			    }
+		    }
+		    auto ancestry = ComputeAncestry(graph, ours, theirs);
+		    auto base = ancestry.base ? Value::BIGINT(*ancestry.base) : Value(LogicalType::BIGINT);
+		    Rows rows;
+		    for (auto &node : ancestry.nodes) {
+			    vector<Value> parents;
+			    for (auto parent : node.parents) {
+				    parents.push_back(Value::BIGINT(parent));
+			    }
+			    auto side = node.from_ours && node.from_theirs ? "both" : node.from_ours ? "ours" : "theirs";
+			    bool expired = !metadata.FindSnapshot(database, node.snapshot_id).has_value();
+			    rows.push_back({Value::BIGINT(node.snapshot_id), Value(node.kind),
+			                    Value::LIST(LogicalType::BIGINT, parents), Value(side), Value::BOOLEAN(node.candidate),
+			                    base, Value(BaseSelectionName(ancestry.selection)), Value::BOOLEAN(expired)});
+		    }
+		    return rows;
+	    },
+	    types, names);
+}
+
+TableFunction MergeAncestryFunction() {
+	return MakeRowsFunction("differential_merge_ancestry",
+	                        {LogicalType::VARCHAR, LogicalType::BIGINT, LogicalType::BIGINT}, TranslatedBind<Bind>);
+}
+
+} // namespace differential

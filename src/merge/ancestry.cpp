@@ -1,0 +1,86 @@
+// Reachability by walking parent edges; best common ancestors by removing every common ancestor
+// that is a proper ancestor of another one.
+#include "merge/ancestry.hpp"
+
+#include <set>
+
+namespace differential {
+
+static std::set<int64_t> Reachable(const SnapshotGraph &graph, int64_t from) {
+	std::set<int64_t> seen {from};
+	std::vector<int64_t> todo {from};
+	while (!todo.empty()) {
+		auto id = todo.back();
+		todo.pop_back();
+		auto it = graph.find(id);
+		if (it == graph.end()) {
+			continue;
+		}
+		for (auto parent : it->second) {
+			if (seen.insert(parent).second) {
+				todo.push_back(parent);
+			}
+		}
+	}
+	return seen;
+}
+
+Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs) {
+	auto from_ours = Reachable(graph, ours);
+	auto from_theirs = Reachable(graph, theirs);
+	std::set<int64_t> common;
+	for (auto id : from_ours) {
+		if (from_theirs.count(id)) {
+			common.insert(id);
+		}
+	}
+	std::set<int64_t> dominated;
+	for (auto id : common) {
+		for (auto ancestor : Reachable(graph, id)) {
+			if (ancestor != id) {
+				dominated.insert(ancestor);
+			}
+		}
+	}
+	Ancestry result;
+	for (auto id : common) {
+		if (!dominated.count(id)) {
+			result.candidates.push_back(id);
+		}
+	}
+	if (result.candidates.size() == 1) {
+		result.selection = BaseSelection::SELECTED;
+		result.base = result.candidates[0];
+	} else if (result.candidates.size() > 1) {
+		result.selection = BaseSelection::AMBIGUOUS;
+	}
+	std::set<int64_t> all(from_ours);
+	all.insert(from_theirs.begin(), from_theirs.end());
+	for (auto id : all) {
+		AncestryNode node;
+		node.snapshot_id = id;
+		auto it = graph.find(id);
+		if (it != graph.end()) {
+			node.parents = it->second;
+		}
+		node.kind = node.parents.empty() ? "root" : node.parents.size() == 1 ? "linear" : "merge";
+		node.from_ours = from_ours.count(id) > 0;
+		node.from_theirs = from_theirs.count(id) > 0;
+		node.candidate = node.from_ours && node.from_theirs && !dominated.count(id);
+		result.nodes.push_back(node);
+	}
+	return result;
+}
+
+const char *BaseSelectionName(BaseSelection selection) {
+	switch (selection) {
+	case BaseSelection::SELECTED:
+		return "selected";
+	case BaseSelection::AMBIGUOUS:
+		return "ambiguous";
+	default:
+		return "unrelated";
+	}
+}
+
+} // namespace differential

@@ -1,0 +1,42 @@
+// Ancestry of two snapshots from recorded parent edges only (never ids, times or contents), and
+// the selection of a merge base: the unique best common ancestor, if there is one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace differential {
+
+//! Parent edges of a database's snapshots: snapshot id -> its parents, in recorded order. Every
+//! snapshot is a key, also those without parents.
+using SnapshotGraph = std::map<int64_t, std::vector<int64_t>>;
+
+enum class BaseSelection { SELECTED, AMBIGUOUS, UNRELATED };
+
+struct AncestryNode {
+	int64_t snapshot_id = 0;
+	//! "root" (no parent), "linear" (one), "merge" (two or more).
+	std::string kind;
+	std::vector<int64_t> parents;
+	bool from_ours = false;
+	bool from_theirs = false;
+	//! A best common ancestor: common to both sides and not an ancestor of another common one.
+	bool candidate = false;
+};
+
+struct Ancestry {
+	//! Every snapshot reachable from either side, by id.
+	std::vector<AncestryNode> nodes;
+	BaseSelection selection = BaseSelection::UNRELATED;
+	std::optional<int64_t> base;
+	std::vector<int64_t> candidates;
+};
+
+//! Both snapshots must be keys of the graph.
+Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs);
+const char *BaseSelectionName(BaseSelection selection);
+
+} // namespace differential

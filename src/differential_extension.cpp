@@ -43,6 +43,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::CleanupOldFilesFunction());
 	loader.RegisterFunction(differential::StorageInfoFunctions());
 	loader.RegisterFunction(differential::MergeAncestryFunction());
+	loader.RegisterFunction(differential::MergeBranchFunction());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }
 

@@ -9,32 +9,6 @@
 
 namespace differential {
 
-static FileAddress BranchAddress(const Repository &repository, const std::string &database, const std::string &branch) {
-	FileAddress address;
-	address.repository = repository.root;
-	address.database = database;
-	address.branch = branch;
-	return address;
-}
-
-void RequireBranchClosed(const Repository &repository, const std::string &database, const std::string &branch) {
-	if (DiffFileSystem::OpenHandleCount(BranchAddress(repository, database, branch).OwnerKey()) > 0) {
-		Fail(ErrorKind::CONFLICT, "active_attachment_or_transaction",
-		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
-		         " is still open in this process: attached, or held by a transaction after DETACH. DETACH it, "
-		         "let open transactions finish, then retry.");
-	}
-}
-
-std::unique_ptr<BranchLock> LockClosedBranch(const Repository &repository, const std::string &database,
-                                             const std::string &branch) {
-	RequireBranchClosed(repository, database, branch);
-	auto lock = std::make_unique<BranchLock>(BranchAddress(repository, database, branch));
-	// Checked again under the lock: an attachment in this process may have raced the first check.
-	RequireBranchClosed(repository, database, branch);
-	return lock;
-}
-
 void CheckpointClosedBranch(duckdb::ClientContext &context, const Repository &repository, const std::string &database,
                             const std::string &branch) {
 	duckdb::Connection connection(*context.db);

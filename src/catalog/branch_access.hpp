@@ -1,5 +1,5 @@
-// Preconditions of operations that replace or remove a branch's state: the branch must be closed
-// here (no open file handle, which DETACH alone does not guarantee) and locked against others.
+// Folding a closed branch's WAL into its database file before its state is replaced; the closed-
+// branch checks themselves are storage facts (storage/branch_lock.hpp).
 #pragma once
 
 #include "catalog/repository_registry.hpp"
@@ -10,11 +10,6 @@
 
 namespace differential {
 
-//! Refuses with active_attachment_or_transaction while this process has any file of the branch open.
-void RequireBranchClosed(const Repository &repository, const std::string &database, const std::string &branch);
-//! Checks the branch is closed, then takes its lock (refusing with branch_locked if another process writes it).
-std::unique_ptr<BranchLock> LockClosedBranch(const Repository &repository, const std::string &database,
-                                             const std::string &branch);
 //! Attaches a closed branch privately, checkpoints it (folding its WAL into the database file) and detaches.
 void CheckpointClosedBranch(duckdb::ClientContext &context, const Repository &repository, const std::string &database,
                             const std::string &branch);

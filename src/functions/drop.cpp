@@ -28,7 +28,7 @@ static unique_ptr<FunctionData> BindDropBranch(ClientContext &, TableFunctionBin
 			    // first keeps those refusals independent of whether the branch is attached.
 			    repository->metadata->DropBranch(database, branch);
 		    }
-		    auto lock = LockClosedBranch(*repository, database, branch);
+		    auto lock = LockClosedBranch(repository->root, database, branch);
 		    repository->metadata->DropBranch(database, branch);
 		    return Rows {{Value(database), Value(branch)}};
 	    },
@@ -56,7 +56,7 @@ static unique_ptr<FunctionData> BindDropDatabase(ClientContext &, TableFunctionB
 		    ReleaseSnapshotAttachments(context, repository->root, database);
 		    std::vector<std::unique_ptr<BranchLock>> locks;
 		    for (auto &branch : metadata.ListBranches(database)) {
-			    locks.push_back(LockClosedBranch(*repository, database, branch.name));
+			    locks.push_back(LockClosedBranch(repository->root, database, branch.name));
 		    }
 		    metadata.DropDatabase(database);
 		    return Rows {{Value(database), Value::BIGINT(record->branch_count), Value::BIGINT(record->snapshot_count)}};

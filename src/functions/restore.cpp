@@ -39,7 +39,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
 			             ". List its snapshots with differential_snapshots('" + database + "').");
 		    }
-		    RequireBranchClosed(*repository, database, branch);
+		    RequireBranchClosed(repository->root, database, branch);
 		    bool has_wal = false;
 		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal) && has_wal) {
 			    // Folding the WAL into the database file changes no data; it attaches the branch, so it
@@ -47,7 +47,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    CheckpointClosedBranch(context, *repository, database, branch);
 		    }
 		    // Everything that changes history happens under the lock, after every check passed.
-		    auto lock = LockClosedBranch(*repository, database, branch);
+		    auto lock = LockClosedBranch(repository->root, database, branch);
 		    Value preserved(LogicalType::BIGINT);
 		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal)) {
 			    if (has_wal) {

@@ -22,5 +22,6 @@ duckdb::TableFunction ExpireSnapshotsFunction();
 duckdb::TableFunction CleanupOldFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
 duckdb::TableFunction MergeAncestryFunction();
+duckdb::TableFunction MergeBranchFunction();
 
 } // namespace differential

@@ -118,6 +118,22 @@ ALTER TABLE segments ADD COLUMN created_by_start INTEGER NOT NULL DEFAULT 0;
 -- A removed segment keeps its row (a tombstone): segment ids must never be reused, since a
 -- process may still hold a descriptor of the removed file under that id.
 ALTER TABLE segments ADD COLUMN removed_at_us INTEGER;
+CREATE TABLE merge_requests(
+    database_id INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    state TEXT NOT NULL,
+    merge_action TEXT,
+    branch_name TEXT,
+    snapshot_id INTEGER,
+    base_snapshot_id INTEGER,
+    ours_snapshot_id INTEGER,
+    theirs_snapshot_id INTEGER,
+    proposer TEXT,
+    approver TEXT,
+    created_at_us INTEGER NOT NULL,
+    completed_at_us INTEGER,
+    PRIMARY KEY(database_id, request_id));
 CREATE INDEX chunks_by_segment ON chunks(segment_id);
 CREATE INDEX extents_by_segment ON file_extents(segment_id);
 )",

@@ -117,6 +117,30 @@ public:
 	//! When the snapshot was expired, if it was.
 	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
 
+	// Merge publication (metadata/merge_records.cpp)
+	struct MergeRecord {
+		std::string request_id;
+		std::string arguments;
+		std::string state;
+		std::string merge_action;
+		std::string branch_name;
+		int64_t snapshot_id = -1;
+		int64_t base_snapshot_id = -1;
+		int64_t ours_snapshot_id = -1;
+		int64_t theirs_snapshot_id = -1;
+	};
+	std::optional<MergeRecord> FindMergeRequest(const std::string &database, const std::string &request_id);
+	//! Makes the staging branch's state a snapshot with parents [ours, theirs] and points the
+	//! destination at it (creating the destination when `create_destination`), drops the staging
+	//! branch and records the request: one transaction, so nothing of a merge is visible before all
+	//! of it is. Returns the new snapshot id.
+	int64_t PublishMerge(const std::string &database, const std::string &staging_branch, const std::string &destination,
+	                     bool create_destination, const MergeRecord &record);
+	//! Points the destination (created when `create_destination`) at an existing snapshot, and
+	//! records the request (fast-forward, already up to date, or a new branch at either side).
+	void PublishExistingSnapshot(const std::string &database, const std::string &destination, bool create_destination,
+	                             const MergeRecord &record);
+
 	// Garbage collection (metadata/garbage.cpp)
 	struct SegmentUsage {
 		uint64_t segment_id = 0;
@@ -197,6 +221,9 @@ private:
 	//! Points a branch's database file at a root (a copy of a chunk map: no data moves).
 	void SetBranchRoot(int64_t branch_id, int64_t root_id, uint64_t length);
 	int64_t RequireBranchId(const std::string &database, const std::string &branch);
+	void RecordMergeLocked(int64_t database_id, const MergeRecord &record);
+	int64_t BranchForMergeLocked(int64_t database_id, const std::string &database, const std::string &destination,
+	                             bool create, int64_t base_snapshot);
 	int64_t RequireBranchId(const FileAddress &file);
 	std::optional<int64_t> BranchId(const std::string &database, const std::string &branch);
 	int64_t RequireDatabaseId(const std::string &database);

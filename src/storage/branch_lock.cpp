@@ -3,6 +3,7 @@
 
 #include "common/errors.hpp"
 #include "common/names.hpp"
+#include "storage/diff_file_system.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -54,6 +55,33 @@ int BranchLock::Release() {
 	auto out = fd;
 	fd = -1;
 	return out;
+}
+
+static FileAddress BranchAddress(const std::string &repository, const std::string &database,
+                                 const std::string &branch) {
+	FileAddress address;
+	address.repository = repository;
+	address.database = database;
+	address.branch = branch;
+	return address;
+}
+
+void RequireBranchClosed(const std::string &repository, const std::string &database, const std::string &branch) {
+	if (DiffFileSystem::OpenHandleCount(BranchAddress(repository, database, branch).OwnerKey()) > 0) {
+		Fail(ErrorKind::CONFLICT, "active_attachment_or_transaction",
+		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+		         " is still open in this process: attached, or held by a transaction after DETACH. DETACH it, "
+		         "let open transactions finish, then retry.");
+	}
+}
+
+std::unique_ptr<BranchLock> LockClosedBranch(const std::string &repository, const std::string &database,
+                                             const std::string &branch) {
+	RequireBranchClosed(repository, database, branch);
+	auto lock = std::make_unique<BranchLock>(BranchAddress(repository, database, branch));
+	// Checked again under the lock: an attachment in this process may have raced the first check.
+	RequireBranchClosed(repository, database, branch);
+	return lock;
 }
 
 } // namespace differential

@@ -4,6 +4,8 @@
 
 #include "storage/diff_path.hpp"
 
+#include <memory>
+
 namespace differential {
 
 class BranchLock {
@@ -19,5 +21,12 @@ public:
 private:
 	int fd = -1;
 };
+
+//! Refuses with active_attachment_or_transaction while this process has any file of the branch
+//! open: attached, or held by a transaction after DETACH (DETACH alone does not close files).
+void RequireBranchClosed(const std::string &repository, const std::string &database, const std::string &branch);
+//! Checks the branch is closed, then takes its lock (branch_locked if another process writes it).
+std::unique_ptr<BranchLock> LockClosedBranch(const std::string &repository, const std::string &database,
+                                             const std::string &branch);
 
 } // namespace differential

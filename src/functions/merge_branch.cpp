@@ -1,0 +1,64 @@
+// differential_merge_branch(database, target, source, destination, request_id =>,
+// expected_base_snapshot_id =>, expected_ours_snapshot_id =>, expected_theirs_snapshot_id =>).
+#include "merge/merge_branch.hpp"
+#include "common/names.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static Value OptionalId(int64_t id) {
+	return id >= 0 ? Value::BIGINT(id) : Value(LogicalType::BIGINT);
+}
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	MergeBranchRequest request;
+	request.database = StringArgument(input, 0, "database name");
+	request.target = StringArgument(input, 1, "target branch");
+	request.source = StringArgument(input, 2, "source branch");
+	request.destination = StringArgument(input, 3, "destination branch");
+	ValidateName("database", request.database);
+	for (auto name : {&request.target, &request.source, &request.destination}) {
+		ValidateName("branch", *name);
+	}
+	request.request_id = NamedString(input, "request_id");
+	if (request.request_id) {
+		ValidateName("request", *request.request_id);
+	}
+	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
+	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
+	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
+	return BindRows(
+	    {{"branch_name", LogicalType::VARCHAR},
+	     {"snapshot_id", LogicalType::BIGINT},
+	     {"merge_action", LogicalType::VARCHAR},
+	     {"base_snapshot_id", LogicalType::BIGINT},
+	     {"ours_snapshot_id", LogicalType::BIGINT},
+	     {"theirs_snapshot_id", LogicalType::BIGINT},
+	     {"request_id", LogicalType::VARCHAR}},
+	    [request](ClientContext &context) {
+		    auto repository = CurrentRepository(context);
+		    auto r = MergeBranch(*context.db, *repository->metadata, repository->root, request);
+		    return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
+		                  OptionalId(r.ours), OptionalId(r.theirs),
+		                  request.request_id ? Value(*request.request_id) : Value(LogicalType::VARCHAR)}};
+	    },
+	    types, names);
+}
+
+TableFunction MergeBranchFunction() {
+	auto function = MakeRowsFunction(
+	    "differential_merge_branch",
+	    {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR}, TranslatedBind<Bind>);
+	function.GetSignature().AddKeywordOnly("request_id", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	for (auto name : {"expected_base_snapshot_id", "expected_ours_snapshot_id", "expected_theirs_snapshot_id"}) {
+		function.GetSignature().AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
+	}
+	return function;
+}
+
+} // namespace differential

@@ -1,0 +1,48 @@
+// differential_merge_branch's engine: selects the inputs and base from recorded ancestry, checks
+// the target, and publishes the result (an existing snapshot, or a merged one) in one transaction.
+#pragma once
+
+#include "merge/table_merge.hpp"
+#include "metadata/metadata_store.hpp"
+
+#include <optional>
+
+namespace duckdb {
+class DatabaseInstance;
+}
+
+namespace differential {
+
+struct MergeBranchRequest {
+	std::string database;
+	std::string target;
+	std::string source;
+	std::string destination;
+	std::optional<std::string> request_id;
+	std::optional<int64_t> expected_base;
+	std::optional<int64_t> expected_ours;
+	std::optional<int64_t> expected_theirs;
+	//! The arguments as one canonical string: a request id belongs to one set of them.
+	std::string Canonical() const;
+};
+
+struct MergeTableResult {
+	std::string table;
+	TableMergeCounts counts;
+};
+
+struct MergeBranchResult {
+	std::string branch_name;
+	int64_t snapshot_id = -1;
+	std::string merge_action;
+	int64_t base = -1;
+	int64_t ours = -1;
+	int64_t theirs = -1;
+	bool replayed = false;
+	std::vector<MergeTableResult> tables;
+};
+
+MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                              const std::string &repository, const MergeBranchRequest &request);
+
+} // namespace differential

@@ -1,0 +1,163 @@
+// Merge publication in the metadata: a merge's result becomes visible in one transaction, with
+// its request record, or not at all.
+#include "common/crash_points.hpp"
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "metadata/metadata_store.hpp"
+
+namespace differential {
+
+std::optional<MetadataStore::MergeRecord> MetadataStore::FindMergeRequest(const std::string &database,
+                                                                          const std::string &request_id) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto database_id = RequireDatabaseId(database);
+	auto stmt = db.Prepare("SELECT arguments, state, merge_action, branch_name, snapshot_id, base_snapshot_id, "
+	                       "ours_snapshot_id, theirs_snapshot_id FROM merge_requests WHERE database_id = ? AND "
+	                       "request_id = ?");
+	stmt.Bind(1, database_id).Bind(2, request_id);
+	if (!stmt.Step()) {
+		return std::nullopt;
+	}
+	MergeRecord r;
+	r.request_id = request_id;
+	r.arguments = stmt.Text(0);
+	r.state = stmt.Text(1);
+	r.merge_action = stmt.Text(2);
+	r.branch_name = stmt.Text(3);
+	r.snapshot_id = stmt.IsNull(4) ? -1 : stmt.Int(4);
+	r.base_snapshot_id = stmt.IsNull(5) ? -1 : stmt.Int(5);
+	r.ours_snapshot_id = stmt.IsNull(6) ? -1 : stmt.Int(6);
+	r.theirs_snapshot_id = stmt.IsNull(7) ? -1 : stmt.Int(7);
+	return r;
+}
+
+void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &record) {
+	if (record.request_id.empty()) {
+		return;
+	}
+	auto now = NowMicros();
+	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
+	           "snapshot_id, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, completed_at_us) "
+	           "VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, record.request_id)
+	    .Bind(3, record.arguments)
+	    .Bind(4, record.merge_action)
+	    .Bind(5, record.branch_name)
+	    .Bind(6, record.snapshot_id)
+	    .Bind(7, record.base_snapshot_id)
+	    .Bind(8, record.ours_snapshot_id)
+	    .Bind(9, record.theirs_snapshot_id)
+	    .Bind(10, now)
+	    .Bind(11, now)
+	    .Run();
+}
+
+int64_t MetadataStore::BranchForMergeLocked(int64_t database_id, const std::string &database,
+                                            const std::string &destination, bool create, int64_t base_snapshot) {
+	if (!create) {
+		return RequireBranchId(database, destination);
+	}
+	if (BranchId(database, destination)) {
+		Fail(ErrorKind::CONFLICT, "branch_exists",
+		     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
+		         " appeared while the merge ran; nothing was published. Retry with another destination.");
+	}
+	db.Prepare("INSERT INTO branches(database_id, branch_name, created_at_us, base_snapshot_id) VALUES (?, ?, ?, ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, destination)
+	    .Bind(3, NowMicros())
+	    .Bind(4, base_snapshot)
+	    .Run();
+	return db.LastInsertRowId();
+}
+
+int64_t MetadataStore::PublishMerge(const std::string &database, const std::string &staging_branch,
+                                    const std::string &destination, bool create_destination,
+                                    const MergeRecord &record) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	auto staging_id = RequireBranchId(database, staging_branch);
+	auto file = db.Prepare("SELECT root_id, length FROM branch_files WHERE branch_id = ? AND file_name = ?");
+	file.Bind(1, staging_id).Bind(2, MAIN_FILE_NAME);
+	if (!file.Step() || file.IsNull(0)) {
+		Fail(ErrorKind::INTERNAL, "internal",
+		     "The merge's staging branch has no database file; nothing was published.");
+	}
+	auto root_id = file.Int(0);
+	auto length = static_cast<uint64_t>(file.Int(1));
+	int64_t snapshot_id;
+	{
+		auto next = db.Prepare("SELECT next_snapshot_id FROM databases WHERE database_id = ?");
+		next.Bind(1, database_id);
+		next.Step();
+		snapshot_id = next.Int(0);
+	}
+	auto destination_id =
+	    BranchForMergeLocked(database_id, database, destination, create_destination, record.ours_snapshot_id);
+	auto message = "merge of snapshot " + std::to_string(record.theirs_snapshot_id) + " into snapshot " +
+	               std::to_string(record.ours_snapshot_id) + " (base " + std::to_string(record.base_snapshot_id) + ")";
+	db.Prepare("INSERT INTO snapshots VALUES (?, ?, NULL, NULL, ?, ?, ?, ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, snapshot_id)
+	    .Bind(3, message)
+	    .Bind(4, NowMicros())
+	    .Bind(5, destination)
+	    .Bind(6, root_id)
+	    .Run();
+	int64_t ordinal = 0;
+	for (auto parent : {record.ours_snapshot_id, record.theirs_snapshot_id}) {
+		db.Prepare("INSERT INTO snapshot_parents VALUES (?, ?, ?, ?)")
+		    .Bind(1, database_id)
+		    .Bind(2, snapshot_id)
+		    .Bind(3, ordinal++)
+		    .Bind(4, parent)
+		    .Run();
+	}
+	db.Prepare("UPDATE databases SET next_snapshot_id = ? WHERE database_id = ?")
+	    .Bind(1, snapshot_id + 1)
+	    .Bind(2, database_id)
+	    .Run();
+	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, destination_id).Run();
+	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, destination_id).Run();
+	SetBranchRoot(destination_id, root_id, length);
+	db.Prepare("UPDATE branches SET head_snapshot_id = ? WHERE branch_id = ?")
+	    .Bind(1, snapshot_id)
+	    .Bind(2, destination_id)
+	    .Run();
+	for (auto table : {"file_extents", "branch_files", "branches"}) {
+		db.Prepare(std::string("DELETE FROM ") + table + " WHERE branch_id = ?").Bind(1, staging_id).Run();
+	}
+	auto completed = record;
+	completed.snapshot_id = snapshot_id;
+	completed.branch_name = destination;
+	RecordMergeLocked(database_id, completed);
+	CrashPoint("merge.before_publish_commit");
+	txn.Commit();
+	return snapshot_id;
+}
+
+void MetadataStore::PublishExistingSnapshot(const std::string &database, const std::string &destination,
+                                            bool create_destination, const MergeRecord &record) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	StoredFile root;
+	auto root_id = RequireSnapshotRoot(database_id, database, record.snapshot_id, root);
+	auto destination_id =
+	    BranchForMergeLocked(database_id, database, destination, create_destination, record.snapshot_id);
+	if (record.merge_action != "already_up_to_date") {
+		db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, destination_id).Run();
+		db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, destination_id).Run();
+		SetBranchRoot(destination_id, root_id, root.length);
+		db.Prepare("UPDATE branches SET head_snapshot_id = ? WHERE branch_id = ?")
+		    .Bind(1, record.snapshot_id)
+		    .Bind(2, destination_id)
+		    .Run();
+	}
+	RecordMergeLocked(database_id, record);
+	txn.Commit();
+}
+
+} // namespace differential

@@ -1,0 +1,151 @@
+"""differential_merge_branch on the 1.1 specification's retail walkthrough, and its refusals."""
+import pytest
+
+from differential_testing import refused, repository_state, scalar
+
+ORDERS = """CREATE TABLE retail.orders (
+    order_id INTEGER PRIMARY KEY,
+    customer VARCHAR,
+    amount   DECIMAL(10, 2),
+    status   VARCHAR
+)"""
+
+
+def retail(con):
+    con.execute("ATTACH 'differential:retail' AS retail")
+    con.execute(ORDERS)
+    con.execute(
+        """INSERT INTO retail.orders VALUES
+        (1, 'Ada', 40.00, 'paid'), (2, 'Lin', 60.00, 'paid'), (3, 'Jo', 25.00, 'open'),
+        (4, 'Kim', NULL, 'open'), (5, 'Max', 15.00, 'paid')"""
+    )
+    assert scalar(con, "CALL differential_create_snapshot('retail', name => 'baseline')") == 1
+    con.execute("CALL differential_create_branch('retail', 'cleanup', snapshot => 1)")
+    con.execute("ATTACH 'differential:retail' AS cleanup (BRANCH 'cleanup')")
+    con.execute("UPDATE cleanup.orders SET amount = 54.00 WHERE order_id = 2")
+    con.execute("DELETE FROM cleanup.orders WHERE order_id = 3")
+    con.execute("UPDATE cleanup.orders SET amount = 20.00, status = 'paid' WHERE order_id = 4")
+    con.execute("INSERT INTO cleanup.orders VALUES (6, 'Sam', 30.00, 'open')")
+    assert scalar(con, "CALL differential_create_snapshot('cleanup', name => 'cleanup_done')") == 2
+    con.execute("INSERT INTO retail.orders VALUES (7, 'Eve', 12.00, 'open')")
+    con.execute("UPDATE retail.orders SET status = 'refunded' WHERE order_id = 1")
+    assert scalar(con, "CALL differential_create_snapshot('retail', name => 'monday')") == 3
+
+
+MERGED = [
+    (1, "Ada", 40.00, "refunded"),
+    (2, "Lin", 54.00, "paid"),
+    (4, "Kim", 20.00, "paid"),
+    (5, "Max", 15.00, "paid"),
+    (6, "Sam", 30.00, "open"),
+    (7, "Eve", 12.00, "open"),
+]
+
+
+def rows(con, table):
+    return [(a, b, float(c) if c is not None else None, d) for a, b, c, d in con.execute(f"FROM {table} ORDER BY order_id").fetchall()]
+
+
+def test_spec_walkthrough(con):
+    retail(con)
+    # The target must be detached.
+    message = refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'early')",
+                      "active_attachment_or_transaction")
+    assert "DETACH" in message
+    con.execute("DETACH retail")
+    # Guards: reviewed ids that no longer hold refuse the merge.
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', "
+                 "expected_ours_snapshot_id => 2)", "merge_inputs_changed")
+    result = con.execute(
+        """SELECT branch_name, snapshot_id, merge_action
+        FROM differential_merge_branch('retail', 'main', 'cleanup', 'main',
+            request_id                  => 'merge-cleanup',
+            expected_base_snapshot_id   => 1,
+            expected_ours_snapshot_id   => 3,
+            expected_theirs_snapshot_id => 2)"""
+    ).fetchall()
+    assert result == [("main", 4, "merged")]
+    con.execute("ATTACH 'differential:retail' AS retail")
+    assert rows(con, "retail.orders") == MERGED
+    assert con.execute("SELECT parent_snapshot_ids FROM differential_snapshots('retail') WHERE snapshot_id = 4").fetchone()[0] == [3, 2]
+    # The same request again returns the original result and merges nothing twice.
+    con.execute("DETACH retail")
+    again = con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                        "'retail', 'main', 'cleanup', 'main', request_id => 'merge-cleanup', expected_base_snapshot_id => 1, "
+                        "expected_ours_snapshot_id => 3, expected_theirs_snapshot_id => 2)").fetchall()
+    assert again == [("main", 4, "merged")]
+    assert scalar(con, "SELECT count(*) FROM differential_snapshots('retail')") == 4
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'merge-cleanup')",
+            "merge_request_mismatch")
+
+    # Fast-forward: cleanup is behind main.
+    con.execute("DETACH cleanup")
+    assert con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                       "'retail', 'cleanup', 'main', 'cleanup', request_id => 'update-cleanup')").fetchall() == [
+        ("cleanup", 4, "fast_forward")]
+    con.execute("ATTACH 'differential:retail' AS cleanup (BRANCH 'cleanup')")
+    assert rows(con, "cleanup.orders") == MERGED
+    con.execute("DETACH cleanup")
+    # Already up to date.
+    assert con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                       "'retail', 'main', 'cleanup', 'main', request_id => 'merge-cleanup-again')").fetchall() == [
+        ("main", 4, "already_up_to_date")]
+    assert scalar(con, "SELECT count(*) FROM differential_snapshots('retail')") == 4
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
+
+
+def test_merge_into_a_new_branch_leaves_both_inputs(con):
+    retail(con)
+    con.execute("DETACH cleanup")
+    before = rows(con, "retail.orders")
+    result = con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                         "'retail', 'main', 'cleanup', 'main-with-cleanup')").fetchall()
+    assert result == [("main-with-cleanup", 4, "created_branch")]
+    assert rows(con, "retail.orders") == before  # main is attached and untouched
+    con.execute("ATTACH 'differential:retail' AS review (BRANCH 'main-with-cleanup')")
+    assert rows(con, "review.orders") == MERGED
+    names = [r[0] for r in con.execute("SELECT branch_name FROM differential_branches('retail')").fetchall()]
+    assert names == ["main", "cleanup", "main-with-cleanup"]
+
+
+def test_conflicts_refuse_and_change_nothing(con):
+    retail(con)
+    con.execute("UPDATE retail.orders SET amount = 61.00 WHERE order_id = 2")   # cleanup set 54.00: cell conflict
+    con.execute("UPDATE retail.orders SET customer = 'Joe' WHERE order_id = 3")  # cleanup deleted 3: delete_update
+    con.execute("CALL differential_create_snapshot('retail')")
+    con.execute("DETACH retail")
+    before = repository_state(con)
+    message = refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')", "merge_conflict")
+    assert message.split("] ")[1].startswith("2 conflicting rows")
+    assert repository_state(con) == before
+
+
+def test_dirty_target_and_other_refusals(con):
+    retail(con)
+    con.execute("INSERT INTO retail.orders VALUES (8, 'Ned', 1.00, 'open')")  # committed after snapshot 3
+    con.execute("DETACH retail")
+    con.execute("DETACH cleanup")
+    before = repository_state(con)
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')", "merge_target_dirty")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'nope', 'main')", "branch_not_found")
+    refused(con, "SELECT * FROM differential_merge_branch('nope', 'main', 'cleanup', 'main')", "database_not_found")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'cleanup')", "invalid_argument")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'a/b')", "invalid_name")
+    assert repository_state(con) == before
+    # A merge into a new branch does not need a clean target.
+    assert con.execute("SELECT merge_action FROM differential_merge_branch('retail', 'main', 'cleanup', 'side')").fetchone()[0] == "created_branch"
+
+
+def test_tables_without_primary_key_are_unsupported(con):
+    con.execute("ATTACH 'differential:nokey' AS nokey")
+    con.execute("CREATE TABLE nokey.t AS SELECT range AS x FROM range(3)")
+    con.execute("CALL differential_create_snapshot('nokey')")
+    con.execute("CALL differential_create_branch('nokey', 'b', snapshot => 1)")
+    con.execute("ATTACH 'differential:nokey' AS b (BRANCH 'b')")
+    con.execute("INSERT INTO b.t VALUES (10)")
+    con.execute("CALL differential_create_snapshot('b')")
+    con.execute("INSERT INTO nokey.t VALUES (11)")
+    con.execute("CALL differential_create_snapshot('nokey')")
+    con.execute("DETACH nokey")
+    message = refused(con, "SELECT * FROM differential_merge_branch('nokey', 'main', 'b', 'main')", "merge_unsupported")
+    assert "'t'" in message and "primary key" in message

@@ -149,3 +149,17 @@ def test_tables_without_primary_key_are_unsupported(con):
     con.execute("DETACH nokey")
     message = refused(con, "SELECT * FROM differential_merge_branch('nokey', 'main', 'b', 'main')", "merge_unsupported")
     assert "'t'" in message and "primary key" in message
+
+
+def test_the_same_merge_gives_identical_content(con):
+    retail(con)
+    con.execute("DETACH cleanup")
+    hashes = set()
+    for i in range(4):
+        con.execute(f"SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'result_{i}')").fetchall()
+        con.execute(f"ATTACH 'differential:retail' AS r{i} (BRANCH 'result_{i}', READ_ONLY)")
+        hashes.add(con.execute(
+            f"SELECT md5(string_agg(columns(*)::VARCHAR, '|' ORDER BY order_id)) FROM r{i}.orders"
+        ).fetchone())
+        con.execute(f"DETACH r{i}")
+    assert len(hashes) == 1

@@ -1,0 +1,116 @@
+"""The full cell and row decision matrix of the 1.1 specification, table-driven, for several types.
+
+Every combination of absent / present-with-value on base, ours and theirs is a row. The
+non-conflicting ones are merged in one run and compared with the expected result inside DuckDB
+(IS DISTINCT FROM, so NULL, NaN and -0.0 compare as DuckDB compares them); the conflicting ones
+are merged in a second run, which must refuse with exactly their number and write nothing."""
+import itertools
+
+import pytest
+
+from differential_testing import refused, repository_state
+
+ABSENT = object()
+NULL = "NULL"
+
+TYPES = {
+    "INTEGER": ["1", "2", "3"],
+    "DOUBLE": ["'NaN'::DOUBLE", "-0.0::DOUBLE", "2.5::DOUBLE"],
+    "VARCHAR": ["'a'", "''", "'b'"],
+    "DECIMAL(10, 2)": ["1.10", "1.20", "0.00"],
+    "DATE": ["DATE '2026-01-01'", "DATE '2026-01-02'", "DATE '1970-01-01'"],
+    "INTEGER[]": ["[1]", "[]", "[1, NULL]"],
+    "STRUCT(a INTEGER, b VARCHAR)": ["{'a': 1, 'b': 'x'}", "{'a': 1, 'b': NULL}", "{'a': NULL, 'b': 'x'}"],
+}
+
+
+def same(x, y):
+    return x == y  # literals are distinct unless identical; equal-but-different spellings are added below
+
+
+def decide(b, o, t):
+    """Expected result for one key: ('row', value), ('absent',), or ('conflict', kind)."""
+    if b is ABSENT:
+        if o is ABSENT and t is ABSENT:
+            return None
+        if o is ABSENT:
+            return ("row", t)
+        if t is ABSENT:
+            return ("row", o)
+        return ("row", o) if same(o, t) else ("conflict", "insert_insert")
+    if o is ABSENT and t is ABSENT:
+        return ("absent",)
+    if o is ABSENT:
+        return ("absent",) if same(t, b) else ("conflict", "delete_update")
+    if t is ABSENT:
+        return ("absent",) if same(o, b) else ("conflict", "delete_update")
+    if same(o, t):
+        return ("row", o)
+    if same(o, b):
+        return ("row", t)
+    if same(t, b):
+        return ("row", o)
+    return ("conflict", "cell")
+
+
+def scenarios(values):
+    domain = [ABSENT, NULL] + values
+    out = []
+    for b, o, t in itertools.product(domain, repeat=3):
+        decision = decide(b, o, t)
+        if decision is not None:
+            out.append((b, o, t, decision))
+    return out
+
+
+def build(con, name, column_type, rows):
+    """Database `name`: base on snapshot 1, ours on main (snapshot 2), theirs on branch 'theirs' (3)."""
+    con.execute(f"ATTACH 'differential:{name}' AS {name}")
+    con.execute(f"CREATE TABLE {name}.m (k INTEGER PRIMARY KEY, v {column_type})")
+
+    def load(target, index):
+        con.execute(f"DELETE FROM {target}.m")
+        values = [f"({k}, {side[index]})" for k, side in rows if side[index] is not ABSENT]
+        if values:
+            con.execute(f"INSERT INTO {target}.m VALUES " + ", ".join(values))
+
+    load(name, 0)
+    con.execute(f"CALL differential_create_snapshot('{name}')")
+    con.execute(f"CALL differential_create_branch('{name}', 'theirs', snapshot => 1)")
+    con.execute(f"ATTACH 'differential:{name}' AS {name}_theirs (BRANCH 'theirs')")
+    load(f"{name}_theirs", 2)
+    con.execute(f"CALL differential_create_snapshot('{name}_theirs')")
+    con.execute(f"DETACH {name}_theirs")
+    load(name, 1)
+    con.execute(f"CALL differential_create_snapshot('{name}')")
+    con.execute(f"DETACH {name}")
+
+
+@pytest.mark.parametrize("column_type", list(TYPES))
+def test_decision_matrix(con, column_type):
+    values = TYPES[column_type]
+    cases = scenarios(values)
+    if column_type == "DOUBLE":
+        # Equal by IS DISTINCT FROM though spelled differently: 0.0 and -0.0, so ours is "unchanged".
+        cases.append(("-0.0::DOUBLE", "0.0::DOUBLE", "2.5::DOUBLE", ("row", "2.5::DOUBLE")))
+    clean = [(b, o, t, d) for b, o, t, d in cases if d[0] != "conflict"]
+    conflicting = [(b, o, t, d) for b, o, t, d in cases if d[0] == "conflict"]
+    assert {d[1] for *_, d in conflicting} == {"cell", "insert_insert", "delete_update"}
+
+    build(con, "clean", column_type, [(k, (b, o, t)) for k, (b, o, t, _) in enumerate(clean)])
+    assert con.execute("SELECT merge_action FROM differential_merge_branch('clean', 'main', 'theirs', 'merged')").fetchone()[0] == "created_branch"
+    con.execute("ATTACH 'differential:clean' AS merged (BRANCH 'merged')")
+    expected = [f"({k}, {d[1]})" for k, (_, _, _, d) in enumerate(clean) if d[0] == "row"]
+    con.execute(f"CREATE TEMP TABLE expected (k INTEGER, v {column_type})")
+    con.execute("INSERT INTO expected VALUES " + ", ".join(expected))
+    wrong = con.execute(
+        "SELECT coalesce(e.k, m.k) FROM expected e FULL OUTER JOIN merged.m m ON e.k = m.k "
+        "WHERE e.k IS NULL OR m.k IS NULL OR e.v IS DISTINCT FROM m.v ORDER BY 1"
+    ).fetchall()
+    assert wrong == [], [clean[k] for (k,) in wrong]
+
+    build(con, "conflicted", column_type, [(k, (b, o, t)) for k, (b, o, t, _) in enumerate(conflicting)])
+    before = repository_state(con)
+    message = refused(con, "SELECT * FROM differential_merge_branch('conflicted', 'main', 'theirs', 'main')", "merge_conflict")
+    assert message.split("] ")[1].startswith(f"{len(conflicting)} conflicting rows"), message
+    assert repository_state(con) == before

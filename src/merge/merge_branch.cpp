@@ -5,6 +5,7 @@
 
 #include "common/errors.hpp"
 #include "common/names.hpp"
+#include "common/process_identity.hpp"
 #include "common/sql_quote.hpp"
 #include "duckdb/main/connection.hpp"
 #include "duckdb/main/query_result.hpp"
@@ -12,6 +13,7 @@
 #include "storage/branch_lock.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <unistd.h>
 
@@ -99,6 +101,22 @@ static void RequireSameShapes(const std::map<std::string, TableShape> &base,
 			     "Table " + QuoteName(entry.first) +
 			         " has no primary key: rows are matched across snapshots by primary key. Add one on all "
 			         "branches (ALTER TABLE ... ADD PRIMARY KEY) to merge it.");
+		}
+	}
+}
+
+static constexpr const char *STAGING_PREFIX = "__merge-";
+
+//! Staging branches are named __merge-<pid>-<n>; one whose process is gone belongs to a merge that
+//! was interrupted before it published, and holds nothing anyone can see.
+static void DropAbandonedStagingBranches(MetadataStore &metadata, const std::string &database) {
+	for (auto &branch : metadata.ListBranches(database)) {
+		if (branch.name.rfind(STAGING_PREFIX, 0) != 0) {
+			continue;
+		}
+		auto pid = std::atoll(branch.name.c_str() + std::string(STAGING_PREFIX).size());
+		if (!ProcessAlive(pid, 0)) {
+			metadata.DropBranch(database, branch.name);
 		}
 	}
 }
@@ -220,9 +238,10 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	}
 
 	// Both sides changed since the base: stage the merge on a private branch forked from ours.
+	DropAbandonedStagingBranches(metadata, request.database);
 	static std::atomic<int64_t> counter {0};
 	auto tag = std::to_string(getpid()) + "-" + std::to_string(++counter);
-	auto staging = "__merge-" + tag;
+	auto staging = STAGING_PREFIX + tag;
 	metadata.CreateBranch(request.database, staging, result.ours);
 	Connection connection(instance);
 	std::vector<std::string> attached;

@@ -39,13 +39,21 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"base_snapshot_id", LogicalType::BIGINT},
 	     {"ours_snapshot_id", LogicalType::BIGINT},
 	     {"theirs_snapshot_id", LogicalType::BIGINT},
-	     {"request_id", LogicalType::VARCHAR}},
+	     {"request_id", LogicalType::VARCHAR},
+	     {"selection_ms", LogicalType::BIGINT},
+	     {"comparison_ms", LogicalType::BIGINT},
+	     {"application_ms", LogicalType::BIGINT},
+	     {"publication_ms", LogicalType::BIGINT},
+	     {"target_check_ms", LogicalType::BIGINT}},
 	    [request](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    auto r = MergeBranch(*context.db, *repository->metadata, repository->root, request);
 		    return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
 		                  OptionalId(r.ours), OptionalId(r.theirs),
-		                  request.request_id ? Value(*request.request_id) : Value(LogicalType::VARCHAR)}};
+		                  request.request_id ? Value(*request.request_id) : Value(LogicalType::VARCHAR),
+		                  Value::BIGINT(r.timings.selection_ms), Value::BIGINT(r.timings.comparison_ms),
+		                  Value::BIGINT(r.timings.application_ms), Value::BIGINT(r.timings.publication_ms),
+		                  Value::BIGINT(r.timings.target_check_ms)}};
 	    },
 	    types, names);
 }

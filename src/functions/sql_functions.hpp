@@ -23,5 +23,6 @@ duckdb::TableFunction CleanupOldFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
 duckdb::TableFunction MergeAncestryFunction();
 duckdb::TableFunction MergeBranchFunction();
+duckdb::TableFunction MergeBranchPreviewFunction();
 
 } // namespace differential

@@ -7,12 +7,15 @@
 #include "common/names.hpp"
 #include "common/process_identity.hpp"
 #include "common/sql_quote.hpp"
+#include "duckdb/common/error_data.hpp"
+#include "duckdb/common/exception.hpp"
 #include "duckdb/main/connection.hpp"
 #include "duckdb/main/query_result.hpp"
 #include "merge/ancestry.hpp"
 #include "storage/branch_lock.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <unistd.h>
@@ -138,14 +141,168 @@ static MergeBranchResult FromRecord(const MetadataStore::MergeRecord &record) {
 	return result;
 }
 
+using Clock = std::chrono::steady_clock;
+
+static int64_t MillisSince(Clock::time_point start) {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+}
+
+//! The heads of both branches and their base; refuses unknown names and missing or ambiguous bases.
+static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
+                                      const std::string &source) {
+	if (!metadata.FindDatabase(database)) {
+		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
+	}
+	MergeBranchResult result;
+	for (auto pair : {std::make_pair(&target, &result.ours), std::make_pair(&source, &result.theirs)}) {
+		auto branch = metadata.FindBranch(database, *pair.first);
+		if (!branch) {
+			Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+			     "Database " + QuoteName(database) + " has no branch " + QuoteName(*pair.first) +
+			         ". List branches with differential_branches('" + database + "').");
+		}
+		if (branch->head_snapshot_id < 0) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			     "Branch " + QuoteName(*pair.first) +
+			         " has no snapshot yet; merges read published snapshots only. Take one with "
+			         "differential_create_snapshot() first.");
+		}
+		*pair.second = branch->head_snapshot_id;
+	}
+	auto ancestry = ComputeAncestry(metadata.SnapshotParents(database), result.ours, result.theirs);
+	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
+		Fail(ErrorKind::INVALID_INPUT, "merge_base_ambiguous",
+		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
+		     "differential_merge_ancestry('" +
+		         database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) + ")).");
+	}
+	if (ancestry.selection == BaseSelection::UNRELATED) {
+		Fail(ErrorKind::INVALID_INPUT, "merge_base_missing",
+		     "The heads of " + QuoteName(target) + " and " + QuoteName(source) +
+		         " share no recorded ancestor, so there is no base to merge from.");
+	}
+	result.base = *ancestry.base;
+	return result;
+}
+
+//! Read-only attachments of the three inputs on a private connection, and optionally a staging
+//! branch forked from ours that receives the decided changes. Everything is detached, and an
+//! unpublished staging branch dropped, when the session ends.
+class MergeSession {
+public:
+	MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &metadata, std::string repository,
+	             std::string database, const MergeBranchResult &inputs)
+	    : metadata(metadata), repository(std::move(repository)), database(std::move(database)), connection(instance) {
+		static std::atomic<int64_t> counter {0};
+		tag = std::to_string(getpid()) + "-" + std::to_string(++counter);
+		base = "__merge_base@" + tag;
+		ours = "__merge_ours@" + tag;
+		theirs = "__merge_theirs@" + tag;
+		stage = "__merge_stage@" + tag;
+		Attach(base, "SNAPSHOT " + std::to_string(inputs.base) + ", READ_ONLY");
+		Attach(ours, "SNAPSHOT " + std::to_string(inputs.ours) + ", READ_ONLY");
+		Attach(theirs, "SNAPSHOT " + std::to_string(inputs.theirs) + ", READ_ONLY");
+		shapes = Shapes(connection, base, "the base");
+		RequireSameShapes(shapes, Shapes(connection, ours, "ours"), Shapes(connection, theirs, "theirs"));
+		ours_snapshot = inputs.ours;
+	}
+	~MergeSession() {
+		DetachAll();
+		if (!staging.empty() && !published) {
+			try {
+				metadata.DropBranch(database, staging);
+			} catch (...) {
+				// A leftover staging branch holds no published data; the next merge drops it.
+			}
+		}
+	}
+
+	//! Compares every table into `tables` (each one before its changes are applied, so a failure
+	//! to apply still leaves its counts); with `apply`, stages the decided changes of
+	//! conflict-free tables.
+	void Compare(bool apply, std::vector<MergeTableResult> &tables) {
+		if (apply) {
+			DropAbandonedStagingBranches(metadata, database);
+			staging = STAGING_PREFIX + tag;
+			metadata.CreateBranch(database, staging, ours_snapshot);
+			Attach(stage, "BRANCH " + SqlLiteral(staging));
+		}
+		for (auto &entry : shapes) {
+			auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + entry.first);
+			Run(connection,
+			    "CREATE TEMP TABLE " + decisions + " AS " + DecisionQuery(entry.second, base, ours, theirs));
+			MergeTableResult table;
+			table.table = entry.first;
+			int64_t *fields[] = {&table.counts.ours_inserts,   &table.counts.ours_updates,
+			                     &table.counts.ours_deletes,   &table.counts.theirs_inserts,
+			                     &table.counts.theirs_updates, &table.counts.theirs_deletes,
+			                     &table.counts.conflicts};
+			auto counts = Run(connection, CountQuery(entry.second, decisions));
+			for (auto &row : *counts) {
+				for (size_t i = 0; i < 7; i++) {
+					*fields[i] = row.GetBaseValue(i).GetValue<int64_t>();
+				}
+			}
+			tables.push_back(table);
+			if (apply && table.counts.conflicts == 0) {
+				auto start = Clock::now();
+				for (auto &sql : ApplyStatements(entry.second, decisions, stage)) {
+					Run(connection, sql);
+				}
+				application_ms += MillisSince(start);
+			}
+			Run(connection, "DROP TABLE " + decisions);
+		}
+	}
+
+	//! Makes the staged result durable on the staging branch and closes it.
+	void FinishStaging() {
+		auto start = Clock::now();
+		Run(connection, "CHECKPOINT " + SqlIdentifier(stage));
+		DetachAll();
+		application_ms += MillisSince(start);
+	}
+
+	MetadataStore &metadata;
+	std::string repository;
+	std::string database;
+	std::string staging;
+	bool published = false;
+	int64_t application_ms = 0;
+
+private:
+	void Attach(const std::string &alias, const std::string &options) {
+		Run(connection, "ATTACH " + SqlLiteral("differential:" + database) + " AS " + SqlIdentifier(alias) + " (" +
+		                    options + ", REPOSITORY " + SqlLiteral(repository) + ")");
+		attached.push_back(alias);
+	}
+	void DetachAll() {
+		for (auto &alias : attached) {
+			connection.Query("DETACH DATABASE IF EXISTS " + SqlIdentifier(alias));
+		}
+		attached.clear();
+	}
+
+	Connection connection;
+	std::string tag, base, ours, theirs, stage;
+	std::map<std::string, TableShape> shapes;
+	std::vector<std::string> attached;
+	int64_t ours_snapshot = -1;
+};
+
+static int64_t Conflicts(const std::vector<MergeTableResult> &tables) {
+	int64_t total = 0;
+	for (auto &t : tables) {
+		total += t.counts.conflicts;
+	}
+	return total;
+}
+
 MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                               const std::string &repository, const MergeBranchRequest &request) {
-	if (!metadata.FindDatabase(request.database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
-		     "Database " + QuoteName(request.database) +
-		         " does not exist. List databases with differential_databases().");
-	}
-	if (request.request_id) {
+	auto selection_start = Clock::now();
+	if (request.request_id && metadata.FindDatabase(request.database)) {
 		if (auto done = metadata.FindMergeRequest(request.database, *request.request_id)) {
 			if (done->arguments != request.Canonical()) {
 				Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
@@ -156,46 +313,14 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			return FromRecord(*done);
 		}
 	}
-	auto target = metadata.FindBranch(request.database, request.target);
-	auto source = metadata.FindBranch(request.database, request.source);
-	for (auto &pair : {std::make_pair(&target, &request.target), std::make_pair(&source, &request.source)}) {
-		if (!*pair.first) {
-			Fail(ErrorKind::NOT_FOUND, "branch_not_found",
-			     "Database " + QuoteName(request.database) + " has no branch " + QuoteName(*pair.second) +
-			         ". List branches with differential_branches('" + request.database + "').");
-		}
-	}
 	bool create_destination = request.destination != request.target;
+	auto result = SelectInputs(metadata, request.database, request.target, request.source);
 	if (create_destination && metadata.FindBranch(request.database, request.destination)) {
 		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
 		     "The destination " + QuoteName(request.destination) +
 		         " is an existing branch other than the target: merge into the target itself, or into a new "
 		         "branch name.");
 	}
-	for (auto &pair : {std::make_pair(&target, &request.target), std::make_pair(&source, &request.source)}) {
-		if ((*pair.first)->head_snapshot_id < 0) {
-			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-			     "Branch " + QuoteName(*pair.second) +
-			         " has no snapshot yet; merges read published snapshots only. Take one with "
-			         "differential_create_snapshot() first.");
-		}
-	}
-	MergeBranchResult result;
-	result.ours = target->head_snapshot_id;
-	result.theirs = source->head_snapshot_id;
-	auto ancestry = ComputeAncestry(metadata.SnapshotParents(request.database), result.ours, result.theirs);
-	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_base_ambiguous",
-		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
-		     "differential_merge_ancestry('" +
-		         request.database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) + ")).");
-	}
-	if (ancestry.selection == BaseSelection::UNRELATED) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_base_missing",
-		     "The heads of " + QuoteName(request.target) + " and " + QuoteName(request.source) +
-		         " share no recorded ancestor, so there is no base to merge from.");
-	}
-	result.base = *ancestry.base;
 	if ((request.expected_base && *request.expected_base != result.base) ||
 	    (request.expected_ours && *request.expected_ours != result.ours) ||
 	    (request.expected_theirs && *request.expected_theirs != result.theirs)) {
@@ -204,6 +329,8 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 		         ", theirs " + std::to_string(result.theirs) +
 		         ", not the expected ones; nothing was merged. Review the new inputs and retry with their ids.");
 	}
+	result.timings.selection_ms = MillisSince(selection_start);
+	auto check_start = Clock::now();
 	std::unique_ptr<BranchLock> target_lock;
 	if (!create_destination) {
 		RequireBranchClosed(repository, request.database, request.target);
@@ -217,6 +344,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 		}
 		target_lock = LockClosedBranch(repository, request.database, request.target);
 	}
+	result.timings.target_check_ms = MillisSince(check_start);
 	MetadataStore::MergeRecord record;
 	record.request_id = request.request_id.value_or("");
 	record.arguments = request.Canonical();
@@ -225,6 +353,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	record.theirs_snapshot_id = result.theirs;
 	record.branch_name = request.destination;
 	result.branch_name = request.destination;
+	auto publication_start = Clock::now();
 	if (result.base == result.theirs || result.base == result.ours) {
 		bool up_to_date = result.base == result.theirs;
 		record.snapshot_id = up_to_date ? result.ours : result.theirs;
@@ -234,88 +363,78 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 		metadata.PublishExistingSnapshot(request.database, request.destination, create_destination, record);
 		result.snapshot_id = record.snapshot_id;
 		result.merge_action = record.merge_action;
+		result.timings.publication_ms = MillisSince(publication_start);
 		return result;
 	}
-
 	// Both sides changed since the base: stage the merge on a private branch forked from ours.
-	DropAbandonedStagingBranches(metadata, request.database);
-	static std::atomic<int64_t> counter {0};
-	auto tag = std::to_string(getpid()) + "-" + std::to_string(++counter);
-	auto staging = STAGING_PREFIX + tag;
-	metadata.CreateBranch(request.database, staging, result.ours);
-	Connection connection(instance);
-	std::vector<std::string> attached;
-	auto cleanup = [&]() {
-		for (auto &alias : attached) {
-			connection.Query("DETACH DATABASE IF EXISTS " + SqlIdentifier(alias));
-		}
-		attached.clear();
-	};
+	MergeSession session(instance, metadata, repository, request.database, result);
+	auto comparison_start = Clock::now();
 	try {
-		auto attach = [&](const std::string &alias, const std::string &options) {
-			Run(connection, "ATTACH " + SqlLiteral("differential:" + request.database) + " AS " + SqlIdentifier(alias) +
-			                    " (" + options + ", REPOSITORY " + SqlLiteral(repository) + ")");
-			attached.push_back(alias);
-		};
-		auto base = "__merge_base@" + tag, ours = "__merge_ours@" + tag, theirs = "__merge_theirs@" + tag,
-		     stage = "__merge_stage@" + tag;
-		attach(base, "SNAPSHOT " + std::to_string(result.base) + ", READ_ONLY");
-		attach(ours, "SNAPSHOT " + std::to_string(result.ours) + ", READ_ONLY");
-		attach(theirs, "SNAPSHOT " + std::to_string(result.theirs) + ", READ_ONLY");
-		auto base_shapes = Shapes(connection, base, "the base");
-		auto ours_shapes = Shapes(connection, ours, "ours");
-		auto theirs_shapes = Shapes(connection, theirs, "theirs");
-		RequireSameShapes(base_shapes, ours_shapes, theirs_shapes);
-		attach(stage, "BRANCH " + SqlLiteral(staging));
-		int64_t conflicts = 0;
-		for (auto &entry : base_shapes) {
-			auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + entry.first);
-			Run(connection,
-			    "CREATE TEMP TABLE " + decisions + " AS " + DecisionQuery(entry.second, base, ours, theirs));
-			auto counts = Run(connection, CountQuery(entry.second, decisions));
-			MergeTableResult table;
-			table.table = entry.first;
-			int64_t *fields[] = {&table.counts.ours_inserts,   &table.counts.ours_updates,
-			                     &table.counts.ours_deletes,   &table.counts.theirs_inserts,
-			                     &table.counts.theirs_updates, &table.counts.theirs_deletes,
-			                     &table.counts.conflicts};
-			for (auto &row : *counts) {
-				for (size_t i = 0; i < 7; i++) {
-					*fields[i] = row.GetBaseValue(i).GetValue<int64_t>();
-				}
-			}
-			conflicts += table.counts.conflicts;
-			if (table.counts.conflicts == 0) {
-				for (auto &sql : ApplyStatements(entry.second, decisions, stage)) {
-					Run(connection, sql);
-				}
-			}
-			Run(connection, "DROP TABLE " + decisions);
-			result.tables.push_back(table);
+		session.Compare(true, result.tables);
+	} catch (duckdb::Exception &e) {
+		// Errors of queries run on a connection come back as a plain Exception carrying their type.
+		if (duckdb::ErrorData(e).Type() != duckdb::ExceptionType::CONSTRAINT) {
+			throw;
 		}
-		if (conflicts > 0) {
-			Fail(ErrorKind::INVALID_INPUT, "merge_conflict",
-			     std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s") + " when " +
-			         Describe(request) +
-			         "; nothing was merged. Resolution tables are not in this build yet: reconcile the rows on one "
-			         "branch, snapshot it, and merge again.");
-		}
-		Run(connection, "CHECKPOINT " + SqlIdentifier(stage));
-		cleanup();
-		record.merge_action = create_destination ? "created_branch" : "merged";
-		result.snapshot_id =
-		    metadata.PublishMerge(request.database, staging, request.destination, create_destination, record);
-		result.merge_action = record.merge_action;
-		return result;
-	} catch (...) {
-		cleanup();
-		try {
-			metadata.DropBranch(request.database, staging);
-		} catch (...) {
-			// A leftover staging branch holds no published data; dropping it later is harmless.
-		}
-		throw;
+		Fail(ErrorKind::CONFLICT, "merge_validation_failed",
+		     "The merged result of " + Describe(request) + " violates a constraint (" + std::string(e.what()) +
+		         "), though each side alone satisfies it; nothing was merged. Preview it with "
+		         "differential_merge_branch_preview(..., validate => true) and reconcile the rows on one branch.");
 	}
+	auto conflicts = Conflicts(result.tables);
+	if (conflicts > 0) {
+		Fail(ErrorKind::INVALID_INPUT, "merge_conflict",
+		     std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s") + " when " +
+		         Describe(request) +
+		         "; nothing was merged. Resolution tables are not in this build yet: reconcile the rows on one "
+		         "branch, snapshot it, and merge again.");
+	}
+	session.FinishStaging();
+	result.timings.application_ms = session.application_ms;
+	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
+	publication_start = Clock::now();
+	record.merge_action = create_destination ? "created_branch" : "merged";
+	result.snapshot_id =
+	    metadata.PublishMerge(request.database, session.staging, request.destination, create_destination, record);
+	session.published = true;
+	result.merge_action = record.merge_action;
+	result.timings.publication_ms = MillisSince(publication_start);
+	return result;
+}
+
+MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                const std::string &repository, const std::string &database, const std::string &target,
+                                const std::string &source, bool validate) {
+	MergePreview preview;
+	preview.inputs = SelectInputs(metadata, database, target, source);
+	auto &inputs = preview.inputs;
+	if (inputs.base == inputs.theirs || inputs.base == inputs.ours) {
+		// Nothing to combine: no table differs between the result and one of the sides.
+		preview.validation_state = "not_checked";
+		return preview;
+	}
+	MergeSession session(instance, metadata, repository, database, inputs);
+	if (!validate) {
+		session.Compare(false, preview.inputs.tables);
+		preview.validation_state = "not_checked";
+		return preview;
+	}
+	try {
+		session.Compare(true, preview.inputs.tables);
+		if (Conflicts(preview.inputs.tables) > 0) {
+			preview.validation_state = "not_checked";
+			return preview;
+		}
+		session.FinishStaging();
+		preview.validation_state = "valid";
+	} catch (duckdb::Exception &e) {
+		if (duckdb::ErrorData(e).Type() != duckdb::ExceptionType::CONSTRAINT) {
+			throw;
+		}
+		preview.validation_state = "invalid";
+		preview.validation_error = e.what();
+	}
+	return preview;
 }
 
 } // namespace differential

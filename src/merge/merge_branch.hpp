@@ -31,6 +31,14 @@ struct MergeTableResult {
 	TableMergeCounts counts;
 };
 
+struct MergeTimings {
+	int64_t selection_ms = 0;
+	int64_t comparison_ms = 0;
+	int64_t application_ms = 0;
+	int64_t publication_ms = 0;
+	int64_t target_check_ms = 0;
+};
+
 struct MergeBranchResult {
 	std::string branch_name;
 	int64_t snapshot_id = -1;
@@ -40,9 +48,23 @@ struct MergeBranchResult {
 	int64_t theirs = -1;
 	bool replayed = false;
 	std::vector<MergeTableResult> tables;
+	MergeTimings timings;
+};
+
+struct MergePreview {
+	MergeBranchResult inputs;
+	//! "valid" (staged in a disposable branch and every constraint held), "invalid", or
+	//! "not_checked" (not validated, conflicts, or nothing to combine).
+	std::string validation_state;
+	std::string validation_error;
 };
 
 MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                               const std::string &repository, const MergeBranchRequest &request);
+//! Compares without publishing anything; with `validate`, also builds the result in a staging
+//! branch that is dropped afterwards, so DuckDB checks every constraint.
+MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                const std::string &repository, const std::string &database, const std::string &target,
+                                const std::string &source, bool validate);
 
 } // namespace differential

@@ -163,3 +163,60 @@ def test_the_same_merge_gives_identical_content(con):
         ).fetchone())
         con.execute(f"DETACH r{i}")
     assert len(hashes) == 1
+
+
+def test_spec_preview_block(con):
+    retail(con)
+    rows_ = con.execute(
+        """SELECT table_name,
+               base_snapshot_id AS base, ours_snapshot_id AS ours, theirs_snapshot_id AS theirs,
+               [ours_inserts, ours_updates, ours_deletes]       AS ours_ins_upd_del,
+               [theirs_inserts, theirs_updates, theirs_deletes] AS theirs_ins_upd_del,
+               conflicts, validation_state
+        FROM differential_merge_branch_preview('retail', 'main', 'cleanup', validate => true)"""
+    ).fetchall()
+    assert rows_ == [("orders", 1, 3, 2, [1, 1, 0], [1, 2, 1], 0, "valid")]
+    # Without validate the preview only compares; and a preview writes nothing anyone can see.
+    before = repository_state(con)
+    assert con.execute(
+        "SELECT conflicts, validation_state FROM differential_merge_branch_preview('retail', 'main', 'cleanup')"
+    ).fetchall() == [(0, "not_checked")]
+    assert repository_state(con) == before
+    # The merge itself reports where its time went.
+    con.execute("DETACH retail")
+    timings = con.execute(
+        "SELECT selection_ms, comparison_ms, application_ms, publication_ms, target_check_ms "
+        "FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')"
+    ).fetchone()
+    assert all(t is not None and t >= 0 for t in timings)
+
+
+def test_preview_reports_conflicts_and_invalid_results(con):
+    retail(con)
+    con.execute("UPDATE retail.orders SET amount = 61.00 WHERE order_id = 2")
+    con.execute("CALL differential_create_snapshot('retail')")
+    assert con.execute(
+        "SELECT conflicts, validation_state FROM differential_merge_branch_preview('retail', 'main', 'cleanup', validate => true)"
+    ).fetchall() == [(1, "not_checked")]
+
+
+def test_a_result_that_breaks_a_constraint_is_refused(con):
+    con.execute("ATTACH 'differential:uniq' AS uniq")
+    con.execute("CREATE TABLE uniq.people (id INTEGER PRIMARY KEY, email VARCHAR UNIQUE)")
+    con.execute("INSERT INTO uniq.people VALUES (1, 'a@x')")
+    con.execute("CALL differential_create_snapshot('uniq')")
+    con.execute("CALL differential_create_branch('uniq', 'b', snapshot => 1)")
+    con.execute("ATTACH 'differential:uniq' AS b (BRANCH 'b')")
+    con.execute("INSERT INTO b.people VALUES (3, 'same@x')")
+    con.execute("CALL differential_create_snapshot('b')")
+    con.execute("DETACH b")
+    con.execute("INSERT INTO uniq.people VALUES (2, 'same@x')")
+    con.execute("CALL differential_create_snapshot('uniq')")
+    preview = con.execute(
+        "SELECT conflicts, validation_state FROM differential_merge_branch_preview('uniq', 'main', 'b', validate => true)"
+    ).fetchall()
+    assert preview == [(0, "invalid")]
+    con.execute("DETACH uniq")
+    before = repository_state(con)
+    refused(con, "SELECT * FROM differential_merge_branch('uniq', 'main', 'b', 'main')", "merge_validation_failed")
+    assert repository_state(con) == before

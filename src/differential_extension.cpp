@@ -44,6 +44,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::StorageInfoFunctions());
 	loader.RegisterFunction(differential::MergeAncestryFunction());
 	loader.RegisterFunction(differential::MergeBranchFunction());
+	loader.RegisterFunction(differential::MergeSnapshotsFunction());
 	loader.RegisterFunction(differential::MergeBranchPreviewFunction());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }

@@ -1,6 +1,7 @@
 // differential_merge_branch(database, target, source, destination, request_id =>,
 // expected_base_snapshot_id =>, expected_ours_snapshot_id =>, expected_theirs_snapshot_id =>).
 #include "merge/merge_branch.hpp"
+#include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
@@ -12,6 +13,53 @@ using namespace duckdb;
 
 static Value OptionalId(int64_t id) {
 	return id >= 0 ? Value::BIGINT(id) : Value(LogicalType::BIGINT);
+}
+
+static const std::vector<ResultColumn> RESULT_COLUMNS = {
+    {"branch_name", LogicalType::VARCHAR},     {"snapshot_id", LogicalType::BIGINT},
+    {"merge_action", LogicalType::VARCHAR},    {"base_snapshot_id", LogicalType::BIGINT},
+    {"ours_snapshot_id", LogicalType::BIGINT}, {"theirs_snapshot_id", LogicalType::BIGINT},
+    {"request_id", LogicalType::VARCHAR},      {"selection_ms", LogicalType::BIGINT},
+    {"comparison_ms", LogicalType::BIGINT},    {"application_ms", LogicalType::BIGINT},
+    {"publication_ms", LogicalType::BIGINT},   {"target_check_ms", LogicalType::BIGINT}};
+
+static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::string> &request_id) {
+	return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
+	              OptionalId(r.ours), OptionalId(r.theirs),
+	              request_id ? Value(*request_id) : Value(LogicalType::VARCHAR), Value::BIGINT(r.timings.selection_ms),
+	              Value::BIGINT(r.timings.comparison_ms), Value::BIGINT(r.timings.application_ms),
+	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
+}
+
+static int64_t SnapshotArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
+	if (input.inputs[index].IsNull()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " snapshot must not be NULL.");
+	}
+	return input.inputs[index].GetValue<int64_t>();
+}
+
+static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,
+                                              vector<LogicalType> &types, vector<Identifier> &names) {
+	MergeSnapshotsRequest request;
+	request.database = StringArgument(input, 0, "database name");
+	ValidateName("database", request.database);
+	request.base = SnapshotArgument(input, 1, "base");
+	request.ours = SnapshotArgument(input, 2, "ours");
+	request.theirs = SnapshotArgument(input, 3, "theirs");
+	request.destination = StringArgument(input, 4, "destination branch");
+	ValidateName("branch", request.destination);
+	request.request_id = NamedString(input, "request_id");
+	if (request.request_id) {
+		ValidateName("request", *request.request_id);
+	}
+	return BindRows(
+	    RESULT_COLUMNS,
+	    [request](ClientContext &context) {
+		    auto repository = CurrentRepository(context);
+		    return ResultRow(MergeSnapshots(*context.db, *repository->metadata, repository->root, request),
+		                     request.request_id);
+	    },
+	    types, names);
 }
 
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
@@ -33,29 +81,22 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
 	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
 	return BindRows(
-	    {{"branch_name", LogicalType::VARCHAR},
-	     {"snapshot_id", LogicalType::BIGINT},
-	     {"merge_action", LogicalType::VARCHAR},
-	     {"base_snapshot_id", LogicalType::BIGINT},
-	     {"ours_snapshot_id", LogicalType::BIGINT},
-	     {"theirs_snapshot_id", LogicalType::BIGINT},
-	     {"request_id", LogicalType::VARCHAR},
-	     {"selection_ms", LogicalType::BIGINT},
-	     {"comparison_ms", LogicalType::BIGINT},
-	     {"application_ms", LogicalType::BIGINT},
-	     {"publication_ms", LogicalType::BIGINT},
-	     {"target_check_ms", LogicalType::BIGINT}},
+	    RESULT_COLUMNS,
 	    [request](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
-		    auto r = MergeBranch(*context.db, *repository->metadata, repository->root, request);
-		    return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
-		                  OptionalId(r.ours), OptionalId(r.theirs),
-		                  request.request_id ? Value(*request.request_id) : Value(LogicalType::VARCHAR),
-		                  Value::BIGINT(r.timings.selection_ms), Value::BIGINT(r.timings.comparison_ms),
-		                  Value::BIGINT(r.timings.application_ms), Value::BIGINT(r.timings.publication_ms),
-		                  Value::BIGINT(r.timings.target_check_ms)}};
+		    return ResultRow(MergeBranch(*context.db, *repository->metadata, repository->root, request),
+		                     request.request_id);
 	    },
 	    types, names);
+}
+
+TableFunction MergeSnapshotsFunction() {
+	auto function = MakeRowsFunction(
+	    "differential_merge_snapshots",
+	    {LogicalType::VARCHAR, LogicalType::BIGINT, LogicalType::BIGINT, LogicalType::BIGINT, LogicalType::VARCHAR},
+	    TranslatedBind<BindSnapshots>);
+	function.GetSignature().AddKeywordOnly("request_id", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	return function;
 }
 
 TableFunction MergeBranchFunction() {

@@ -23,6 +23,7 @@ duckdb::TableFunction CleanupOldFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
 duckdb::TableFunction MergeAncestryFunction();
 duckdb::TableFunction MergeBranchFunction();
+duckdb::TableFunction MergeSnapshotsFunction();
 duckdb::TableFunction MergeBranchPreviewFunction();
 
 } // namespace differential

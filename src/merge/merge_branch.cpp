@@ -32,6 +32,11 @@ std::string MergeBranchRequest::Canonical() const {
 	       "|" + opt(expected_ours) + "|" + opt(expected_theirs);
 }
 
+std::string MergeSnapshotsRequest::Canonical() const {
+	return "merge_snapshots|" + database + "|" + std::to_string(base) + "|" + std::to_string(ours) + "|" +
+	       std::to_string(theirs) + "|" + destination;
+}
+
 static duckdb::unique_ptr<duckdb::QueryResult> Run(Connection &connection, const std::string &sql) {
 	auto result = connection.Query(sql);
 	if (result->HasError()) {
@@ -367,7 +372,16 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 		return result;
 	}
 	// Both sides changed since the base: stage the merge on a private branch forked from ours.
-	MergeSession session(instance, metadata, repository, request.database, result);
+	record.merge_action = create_destination ? "created_branch" : "merged";
+	StageAndPublish(instance, metadata, repository, request.database, request.destination, create_destination,
+	                Describe(request), record, result);
+	return result;
+}
+
+void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
+                     const std::string &database, const std::string &destination, bool create_destination,
+                     const std::string &description, MetadataStore::MergeRecord record, MergeBranchResult &result) {
+	MergeSession session(instance, metadata, repository, database, result);
 	auto comparison_start = Clock::now();
 	try {
 		session.Compare(true, result.tables);
@@ -377,28 +391,81 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			throw;
 		}
 		Fail(ErrorKind::CONFLICT, "merge_validation_failed",
-		     "The merged result of " + Describe(request) + " violates a constraint (" + std::string(e.what()) +
-		         "), though each side alone satisfies it; nothing was merged. Preview it with "
-		         "differential_merge_branch_preview(..., validate => true) and reconcile the rows on one branch.");
+		     "The merged result of " + description + " violates a constraint (" + std::string(e.what()) +
+		         "), though each side alone satisfies it; nothing was merged. Preview it with validate => true and "
+		         "reconcile the rows on one branch.");
 	}
 	auto conflicts = Conflicts(result.tables);
 	if (conflicts > 0) {
 		Fail(ErrorKind::INVALID_INPUT, "merge_conflict",
-		     std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s") + " when " +
-		         Describe(request) +
+		     std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s") + " when " + description +
 		         "; nothing was merged. Resolution tables are not in this build yet: reconcile the rows on one "
 		         "branch, snapshot it, and merge again.");
 	}
 	session.FinishStaging();
 	result.timings.application_ms = session.application_ms;
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
-	publication_start = Clock::now();
-	record.merge_action = create_destination ? "created_branch" : "merged";
-	result.snapshot_id =
-	    metadata.PublishMerge(request.database, session.staging, request.destination, create_destination, record);
+	auto publication_start = Clock::now();
+	result.snapshot_id = metadata.PublishMerge(database, session.staging, destination, create_destination, record);
 	session.published = true;
+	result.branch_name = destination;
 	result.merge_action = record.merge_action;
 	result.timings.publication_ms = MillisSince(publication_start);
+}
+
+MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                 const std::string &repository, const MergeSnapshotsRequest &request) {
+	auto selection_start = Clock::now();
+	if (!metadata.FindDatabase(request.database)) {
+		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		     "Database " + QuoteName(request.database) +
+		         " does not exist. List databases with differential_databases().");
+	}
+	if (request.request_id) {
+		if (auto done = metadata.FindMergeRequest(request.database, *request.request_id)) {
+			if (done->arguments != request.Canonical()) {
+				Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
+				     "Request " + QuoteName(*request.request_id) +
+				         " was already used with other arguments; nothing was merged. Use a new request_id for a "
+				         "different merge.");
+			}
+			return FromRecord(*done);
+		}
+	}
+	auto graph = metadata.SnapshotParents(request.database);
+	for (auto id : {request.base, request.ours, request.theirs}) {
+		if (!metadata.FindSnapshot(request.database, id)) {
+			Fail(ErrorKind::NOT_FOUND, graph.count(id) ? "snapshot_expired" : "snapshot_not_found",
+			     "Snapshot " + std::to_string(id) + " of database " + QuoteName(request.database) +
+			         (graph.count(id) ? " was expired" : " does not exist") +
+			         "; a merge needs all three inputs kept. List them with differential_snapshots('" +
+			         request.database + "').");
+		}
+	}
+	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
+	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
+	if (metadata.FindBranch(request.database, request.destination)) {
+		Fail(ErrorKind::INVALID_INPUT, "branch_exists",
+		     "Branch " + QuoteName(request.destination) +
+		         " already exists; differential_merge_snapshots always writes a new branch. Choose a new name.");
+	}
+	MergeBranchResult result;
+	result.base = request.base;
+	result.ours = request.ours;
+	result.theirs = request.theirs;
+	result.timings.selection_ms = MillisSince(selection_start);
+	MetadataStore::MergeRecord record;
+	record.request_id = request.request_id.value_or("");
+	record.arguments = request.Canonical();
+	record.base_snapshot_id = result.base;
+	record.ours_snapshot_id = result.ours;
+	record.theirs_snapshot_id = result.theirs;
+	record.branch_name = request.destination;
+	record.merge_action = "created_branch";
+	StageAndPublish(instance, metadata, repository, request.database, request.destination, true,
+	                "merging snapshot " + std::to_string(request.theirs) + " into snapshot " +
+	                    std::to_string(request.ours) + " of database " + QuoteName(request.database),
+	                record, result);
 	return result;
 }
 

@@ -26,6 +26,16 @@ struct MergeBranchRequest {
 	std::string Canonical() const;
 };
 
+struct MergeSnapshotsRequest {
+	std::string database;
+	int64_t base = 0;
+	int64_t ours = 0;
+	int64_t theirs = 0;
+	std::string destination;
+	std::optional<std::string> request_id;
+	std::string Canonical() const;
+};
+
 struct MergeTableResult {
 	std::string table;
 	TableMergeCounts counts;
@@ -61,6 +71,14 @@ struct MergePreview {
 
 MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                               const std::string &repository, const MergeBranchRequest &request);
+//! A merge of three given snapshots (an explicit base, e.g. for criss-cross histories) into a
+//! new branch.
+MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                 const std::string &repository, const MergeSnapshotsRequest &request);
+//! The staging and publication shared by both merges; `result` carries the inputs.
+void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
+                     const std::string &database, const std::string &destination, bool create_destination,
+                     const std::string &description, MetadataStore::MergeRecord record, MergeBranchResult &result);
 //! Compares without publishing anything; with `validate`, also builds the result in a staging
 //! branch that is dropped afterwards, so DuckDB checks every constraint.
 MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,

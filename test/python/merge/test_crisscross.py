@@ -1,0 +1,69 @@
+"""The spec's criss-cross history: automatic base selection refuses; an explicit base merges."""
+from differential_testing import refused, repository_state, scalar
+
+
+def crisscross(con):
+    con.execute("ATTACH 'differential:crisscross' AS cc")
+    con.execute("CREATE TABLE cc.orders (order_id INTEGER PRIMARY KEY, amount INTEGER, status VARCHAR)")
+    con.execute("INSERT INTO cc.orders VALUES (1, 10, 'paid'), (2, 20, 'paid')")
+    assert scalar(con, "CALL differential_create_snapshot('cc')") == 1
+    con.execute("DETACH cc")
+    con.execute("CALL differential_create_branch('crisscross', 'a', snapshot => 1)")
+    con.execute("CALL differential_create_branch('crisscross', 'b', snapshot => 1)")
+    for branch, sql, expected in (
+        ("a", "UPDATE a.orders SET status = 'refunded' WHERE order_id = 1", 2),
+        ("b", "UPDATE b.orders SET amount = 21 WHERE order_id = 2", 3),
+    ):
+        con.execute(f"ATTACH 'differential:crisscross' AS {branch} (BRANCH '{branch}')")
+        con.execute(sql)
+        assert scalar(con, f"CALL differential_create_snapshot('{branch}')") == expected
+        con.execute(f"DETACH {branch}")
+    assert con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                       "'crisscross', 'a', 'b', 'ab')").fetchall() == [("ab", 4, "created_branch")]
+    assert con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                       "'crisscross', 'b', 'a', 'ba')").fetchall() == [("ba", 5, "created_branch")]
+    for branch, order, expected in (("ab", 3, 6), ("ba", 4, 7)):
+        con.execute(f"ATTACH 'differential:crisscross' AS {branch} (BRANCH '{branch}')")
+        con.execute(f"INSERT INTO {branch}.orders VALUES ({order}, {order * 10}, 'open')")
+        assert scalar(con, f"CALL differential_create_snapshot('{branch}')") == expected
+        con.execute(f"DETACH {branch}")
+
+
+def test_spec_crisscross(con):
+    crisscross(con)
+    message = refused(con, "SELECT * FROM differential_merge_branch_preview('crisscross', 'ab', 'ba')", "merge_base_ambiguous")
+    assert "differential_merge_snapshots" in message
+    rows = con.execute(
+        "SELECT snapshot_id, kind, parents, reachable_from, candidate, selection_state "
+        "FROM differential_merge_ancestry('crisscross', 6, 7)"
+    ).fetchall()
+    assert rows == [
+        (1, "root", [], "both", False, "ambiguous"),
+        (2, "linear", [1], "both", True, "ambiguous"),
+        (3, "linear", [1], "both", True, "ambiguous"),
+        (4, "merge", [2, 3], "ours", False, "ambiguous"),
+        (5, "merge", [3, 2], "theirs", False, "ambiguous"),
+        (6, "linear", [4], "ours", False, "ambiguous"),
+        (7, "linear", [5], "theirs", False, "ambiguous"),
+    ]
+    assert con.execute(
+        "SELECT branch_name, snapshot_id, merge_action FROM differential_merge_snapshots("
+        "'crisscross', 4, 6, 7, 'combined', request_id => 'combine-ab-ba')"
+    ).fetchall() == [("combined", 8, "created_branch")]
+    con.execute("ATTACH 'differential:crisscross' AS combined (BRANCH 'combined', READ_ONLY)")
+    assert con.execute("FROM combined.orders ORDER BY order_id").fetchall() == [
+        (1, 10, "refunded"), (2, 21, "paid"), (3, 30, "open"), (4, 40, "open")]
+    assert scalar(con, "SELECT parent_snapshot_ids FROM differential_snapshots('crisscross') WHERE snapshot_id = 8") == [6, 7]
+    # Retrying the request returns the same result.
+    assert con.execute(
+        "SELECT snapshot_id FROM differential_merge_snapshots('crisscross', 4, 6, 7, 'combined', request_id => 'combine-ab-ba')"
+    ).fetchall() == [(8,)]
+
+
+def test_merge_snapshots_refusals(con):
+    crisscross(con)
+    before = repository_state(con)
+    refused(con, "SELECT * FROM differential_merge_snapshots('crisscross', 1, 6, 99, 'x')", "snapshot_not_found")
+    refused(con, "SELECT * FROM differential_merge_snapshots('crisscross', 4, 6, 7, 'ab')", "branch_exists")
+    refused(con, "SELECT * FROM differential_merge_snapshots('crisscross', NULL, 6, 7, 'x')", "invalid_argument")
+    assert repository_state(con) == before

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks (never part of the tests): TPC-H SF1, the write path, snapshots, branches and time
-# travel, each side by side with native DuckDB in one run. Writes bench/RESULTS.md.
+# travel, each side by side with native DuckDB in one run, and merge scaling. Writes bench/RESULTS.md.
 # Takes about 15 minutes on 2 cores once the TPC-H data is generated (cached in bench/work).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
@@ -11,4 +11,5 @@ mkdir -p "$WORK"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_tpch.py" --tpch-extension "$TPCH" --work "$WORK" --json "$WORK/tpch.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_write.py" --source "$WORK/tpch-sf1.duckdb" --work "$WORK/write" \
   --json "$WORK/write.json"
-"$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json"
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_merge.py" --work "$WORK" --json "$WORK/merge.json"
+"$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json"

@@ -1,0 +1,97 @@
+"""Merge scaling: an orders-like table of 1M and 3M rows, 100 and 300 sparse non-conflicting
+updates per side; comparison, application and publication times, and t(3M)/t(1M)."""
+import argparse
+import json
+import pathlib
+import shutil
+import statistics
+import sys
+
+import duckdb
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+
+
+def connect(repository):
+    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute(f"LOAD '{EXTENSION}'")
+    con.execute("SET enable_progress_bar = false")
+    con.execute(f"SET differential_repository = '{repository}'")
+    return con
+
+
+def prepare(repository, rows, changes):
+    con = connect(repository)
+    con.execute("ATTACH 'differential:shop' AS shop")
+    con.execute("CREATE TABLE shop.orders (order_id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10, 2), "
+                "status VARCHAR)")
+    con.execute(f"INSERT INTO shop.orders SELECT range, 'customer ' || (range % 50000), (range % 10000) / 100, "
+                f"CASE WHEN range % 3 = 0 THEN 'open' ELSE 'paid' END FROM range({rows})")
+    con.execute("CALL differential_create_snapshot('shop')")
+    con.execute("CALL differential_create_branch('shop', 'side', snapshot => 1)")
+    con.execute("ATTACH 'differential:shop' AS side (BRANCH 'side')")
+    stride = rows // changes
+    # Sparse and disjoint: ours touches ids = 0 mod stride, theirs ids = stride/2 mod stride.
+    con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE order_id % {stride} = 0")
+    con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE order_id % {stride} = {stride // 2}")
+    con.execute("CALL differential_create_snapshot('shop')")
+    con.execute("CALL differential_create_snapshot('side')")
+    con.close()
+
+
+def measure(work, rows, changes, runs):
+    repository = work / f"merge-{rows}-{changes}"
+    shutil.rmtree(repository, ignore_errors=True)
+    prepare(repository, rows, changes)
+    con = connect(repository)
+    samples = []
+    for run in range(runs):
+        r = con.execute(
+            "SELECT merge_action, comparison_ms, application_ms, publication_ms, selection_ms "
+            f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{run}')"
+        ).fetchone()
+        assert r[0] == "created_branch"
+        samples.append({"comparison_ms": r[1], "application_ms": r[2], "publication_ms": r[3], "selection_ms": r[4],
+                        "total_ms": r[1] + r[2] + r[3] + r[4]})
+    # The result holds both sides' changes and nothing else, compared with the base snapshot.
+    con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
+    con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")
+    stride = rows // changes
+    expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % {stride} = "
+                           f"{stride // 2}) FROM range({rows})").fetchone()
+    changed = con.execute("SELECT count(*) FILTER (r.status IS DISTINCT FROM b.status), "
+                          "count(*) FILTER (r.amount IS DISTINCT FROM b.amount), count(*) FILTER (r.customer IS "
+                          "DISTINCT FROM b.customer) FROM result.orders r JOIN base.orders b USING (order_id)").fetchone()
+    assert changed == expected + (0,), (changed, expected)
+    con.close()
+    shutil.rmtree(repository, ignore_errors=True)
+    return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    work = pathlib.Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for rows in (1_000_000, 3_000_000):
+        for changes in (100, 300):
+            results[f"{rows}/{changes}"] = measure(work, rows, changes, args.runs)
+            print(f"{rows:>9} rows, {changes:>3} updates per side: {results[f'{rows}/{changes}']}", file=sys.stderr)
+    report = {
+        "runs": args.runs,
+        "results": results,
+        "ratio_3M_to_1M_100": results["3000000/100"]["total_ms"] / max(1, results["1000000/100"]["total_ms"]),
+        "ratio_3M_to_1M_300": results["3000000/300"]["total_ms"] / max(1, results["1000000/300"]["total_ms"]),
+    }
+    print(json.dumps(report, indent=2))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -78,6 +78,12 @@ def test_spec_walkthrough(con):
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'merge-cleanup')",
             "merge_request_mismatch")
 
+    # The graph behind the coming fast-forward, exactly as the spec shows it.
+    assert con.execute(
+        "SELECT snapshot_id, kind, parents, reachable_from, selected_base FROM differential_merge_ancestry('retail', 4, 2)"
+    ).fetchall() == [(1, "root", [], "both", 2), (2, "linear", [1], "both", 2), (3, "linear", [1], "ours", 2),
+                     (4, "merge", [3, 2], "ours", 2)]
+
     # Fast-forward: cleanup is behind main.
     con.execute("DETACH cleanup")
     assert con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("

@@ -63,6 +63,10 @@ elif task == "time_travel":
 out["seconds"] = time.perf_counter() - start
 con.close()
 out["max_rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# Bytes this process caused to be written to storage (the kernel's accounting, fsyncs included).
+for line in open("/proc/self/io"):
+    if line.startswith("write_bytes:"):
+        out["write_bytes"] = int(line.split()[1])
 print(json.dumps(out))
 '''
 
@@ -111,6 +115,7 @@ def main():
     loads = {"native": [], "diff": []}
     rss = {"native": [], "diff": []}
     written = {"native": [], "diff": []}
+    write_bytes = {"native": [], "diff": []}
     for _ in range(args.runs):
         for target in ("native", "diff"):
             work = fresh(base / target)
@@ -118,9 +123,15 @@ def main():
             loads[target].append(result["seconds"])
             rss[target].append(result["max_rss_kib"])
             written[target].append(directory_bytes(work))
+            write_bytes[target].append(result.get("write_bytes", 0))
     report["bulk_load"] = {t: stats(v) for t, v in loads.items()}
     report["bulk_load"]["ratio"] = report["bulk_load"]["diff"]["median"] / report["bulk_load"]["native"]["median"]
     report["write_amplification"] = statistics.median(written["diff"]) / statistics.median(written["native"])
+    report["bytes_written"] = {t: statistics.median(v) for t, v in write_bytes.items()}
+    report["written_per_native_byte"] = statistics.median(write_bytes["diff"]) / max(1, statistics.median(
+        written["native"]))
+    report["native_written_per_native_byte"] = statistics.median(write_bytes["native"]) / max(1, statistics.median(
+        written["native"]))
     report["peak_rss_ratio"] = statistics.median(rss["diff"]) / statistics.median(rss["native"])
     report["peak_rss_kib"] = {t: statistics.median(v) for t, v in rss.items()}
 

@@ -64,6 +64,9 @@ def main():
             "",
             f"- Write amplification (bytes on disk after the bulk load, differential / native): "
             f"{write['write_amplification']:.2f} (goal <= 1.1)",
+            (f"- Bytes written to storage during the bulk load (the kernel's write_bytes) per byte of the native "
+             f"file: differential {write['written_per_native_byte']:.2f}, native {write['native_written_per_native_byte']:.2f}"
+             if "written_per_native_byte" in write else "- Bytes written: not measured in this run"),
             f"- Peak resident memory of the bulk load: native {write['peak_rss_kib']['native'] / 1024:.0f} MiB, "
             f"differential {write['peak_rss_kib']['diff'] / 1024:.0f} MiB, ratio {write['peak_rss_ratio']:.2f} "
             f"(goal <= 1.2)",

@@ -54,4 +54,14 @@ void ValidateName(const std::string &what, const std::string &name) {
 	}
 }
 
+void ValidateNewBranchName(const std::string &name) {
+	ValidateName("branch", name);
+	if (name.rfind("__", 0) == 0) {
+		Fail(ErrorKind::INVALID_INPUT, "reserved_name",
+		     "Branch names starting with '__' are reserved for the extension's own branches; choose another name "
+		     "for " +
+		         QuoteName(name) + ".");
+	}
+}
+
 } // namespace differential

@@ -15,7 +15,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	auto database = StringArgument(input, 0, "database name");
 	auto branch = StringArgument(input, 1, "branch name");
 	ValidateName("database", database);
-	ValidateName("branch", branch);
+	ValidateNewBranchName(branch);
 	auto snapshot = NamedInteger(input, "snapshot");
 	return BindRows(
 	    {{"database_name", LogicalType::VARCHAR},

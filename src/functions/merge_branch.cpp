@@ -47,7 +47,7 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBind
 	request.ours = SnapshotArgument(input, 2, "ours");
 	request.theirs = SnapshotArgument(input, 3, "theirs");
 	request.destination = StringArgument(input, 4, "destination branch");
-	ValidateName("branch", request.destination);
+	ValidateNewBranchName(request.destination);
 	request.request_id = NamedString(input, "request_id");
 	if (request.request_id) {
 		ValidateName("request", *request.request_id);
@@ -70,8 +70,11 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	request.source = StringArgument(input, 2, "source branch");
 	request.destination = StringArgument(input, 3, "destination branch");
 	ValidateName("database", request.database);
-	for (auto name : {&request.target, &request.source, &request.destination}) {
+	for (auto name : {&request.target, &request.source}) {
 		ValidateName("branch", *name);
+	}
+	if (request.destination != request.target) {
+		ValidateNewBranchName(request.destination);
 	}
 	request.request_id = NamedString(input, "request_id");
 	if (request.request_id) {

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <unistd.h>
 
 namespace differential {
@@ -50,9 +51,12 @@ static duckdb::unique_ptr<duckdb::QueryResult> Run(Connection &connection, const
 static std::map<std::string, TableShape> Shapes(Connection &connection, const std::string &alias,
                                                 const std::string &side) {
 	std::map<std::string, TableShape> shapes;
-	auto columns = Run(connection, "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
-	                               "WHERE database_name = " +
-	                                   SqlLiteral(alias) + " ORDER BY table_name, column_index");
+	// Base tables only: views are not compared (a merge keeps ours' view definitions).
+	auto columns =
+	    Run(connection, "SELECT c.schema_name, c.table_name, c.column_name, c.data_type FROM duckdb_columns() c "
+	                    "JOIN duckdb_tables() t USING (database_name, schema_name, table_name) "
+	                    "WHERE c.database_name = " +
+	                        SqlLiteral(alias) + " ORDER BY c.table_name, c.column_index");
 	for (auto &row : *columns) {
 		auto schema = row.GetBaseValue(0).ToString();
 		auto table = row.GetBaseValue(1).ToString();
@@ -118,12 +122,14 @@ static constexpr const char *STAGING_PREFIX = "__merge-";
 //! Staging branches are named __merge-<pid>-<n>; one whose process is gone belongs to a merge that
 //! was interrupted before it published, and holds nothing anyone can see.
 static void DropAbandonedStagingBranches(MetadataStore &metadata, const std::string &database) {
+	static const std::regex staging_name("__merge-([0-9]+)-[0-9]+");
 	for (auto &branch : metadata.ListBranches(database)) {
-		if (branch.name.rfind(STAGING_PREFIX, 0) != 0) {
+		std::smatch match;
+		// Users cannot create names starting with "__", so only staging branches match.
+		if (!std::regex_match(branch.name, match, staging_name)) {
 			continue;
 		}
-		auto pid = std::atoll(branch.name.c_str() + std::string(STAGING_PREFIX).size());
-		if (!ProcessAlive(pid, 0)) {
+		if (!ProcessAlive(std::atoll(match[1].str().c_str()), 0)) {
 			metadata.DropBranch(database, branch.name);
 		}
 	}
@@ -188,6 +194,12 @@ static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string
 		         " share no recorded ancestor, so there is no base to merge from.");
 	}
 	result.base = *ancestry.base;
+	if (!metadata.FindSnapshot(database, result.base)) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+		     "The merge base, snapshot " + std::to_string(result.base) + " of database " + QuoteName(database) +
+		         ", was expired; a merge needs its base kept. Merge with differential_merge_snapshots and a kept "
+		         "base instead.");
+	}
 	return result;
 }
 
@@ -205,11 +217,17 @@ public:
 		ours = "__merge_ours@" + tag;
 		theirs = "__merge_theirs@" + tag;
 		stage = "__merge_stage@" + tag;
-		Attach(base, "SNAPSHOT " + std::to_string(inputs.base) + ", READ_ONLY");
-		Attach(ours, "SNAPSHOT " + std::to_string(inputs.ours) + ", READ_ONLY");
-		Attach(theirs, "SNAPSHOT " + std::to_string(inputs.theirs) + ", READ_ONLY");
-		shapes = Shapes(connection, base, "the base");
-		RequireSameShapes(shapes, Shapes(connection, ours, "ours"), Shapes(connection, theirs, "theirs"));
+		try {
+			Attach(base, "SNAPSHOT " + std::to_string(inputs.base) + ", READ_ONLY");
+			Attach(ours, "SNAPSHOT " + std::to_string(inputs.ours) + ", READ_ONLY");
+			Attach(theirs, "SNAPSHOT " + std::to_string(inputs.theirs) + ", READ_ONLY");
+			shapes = Shapes(connection, base, "the base");
+			RequireSameShapes(shapes, Shapes(connection, ours, "ours"), Shapes(connection, theirs, "theirs"));
+		} catch (...) {
+			// The destructor does not run for a constructor that throws: release the inputs here.
+			DetachAll();
+			throw;
+		}
 		ours_snapshot = inputs.ours;
 	}
 	~MergeSession() {
@@ -348,6 +366,15 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			         "; a merge built from that snapshot would drop them. Create a snapshot, detach, and merge.");
 		}
 		target_lock = LockClosedBranch(repository, request.database, request.target);
+		// Checked again under the lock: another process may have written or snapshotted the target
+		// between the checks above and taking the lock.
+		auto head = metadata.FindBranch(request.database, request.target);
+		if (!head || head->head_snapshot_id != result.ours ||
+		    metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
+			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+			     "Branch " + QuoteName(request.target) +
+			         " changed while the merge prepared; nothing was merged. Retry the merge.");
+		}
 	}
 	result.timings.target_check_ms = MillisSince(check_start);
 	MetadataStore::MergeRecord record;
@@ -445,7 +472,7 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
 	if (metadata.FindBranch(request.database, request.destination)) {
-		Fail(ErrorKind::INVALID_INPUT, "branch_exists",
+		Fail(ErrorKind::CONFLICT, "branch_exists",
 		     "Branch " + QuoteName(request.destination) +
 		         " already exists; differential_merge_snapshots always writes a new branch. Choose a new name.");
 	}

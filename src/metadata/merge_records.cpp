@@ -54,9 +54,19 @@ void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &re
 }
 
 int64_t MetadataStore::BranchForMergeLocked(int64_t database_id, const std::string &database,
-                                            const std::string &destination, bool create, int64_t base_snapshot) {
+                                            const std::string &destination, bool create, int64_t base_snapshot,
+                                            int64_t expected_head) {
 	if (!create) {
-		return RequireBranchId(database, destination);
+		auto branch_id = RequireBranchId(database, destination);
+		// The publication moves the head only from the snapshot the merge was built on.
+		auto head = db.Prepare("SELECT head_snapshot_id FROM branches WHERE branch_id = ?");
+		head.Bind(1, branch_id);
+		if (!head.Step() || head.IsNull(0) || head.Int(0) != expected_head) {
+			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+			     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
+			         " moved while the merge ran; nothing was published. Retry the merge.");
+		}
+		return branch_id;
 	}
 	if (BranchId(database, destination)) {
 		Fail(ErrorKind::CONFLICT, "branch_exists",
@@ -94,8 +104,8 @@ int64_t MetadataStore::PublishMerge(const std::string &database, const std::stri
 		next.Step();
 		snapshot_id = next.Int(0);
 	}
-	auto destination_id =
-	    BranchForMergeLocked(database_id, database, destination, create_destination, record.ours_snapshot_id);
+	auto destination_id = BranchForMergeLocked(database_id, database, destination, create_destination,
+	                                           record.ours_snapshot_id, record.ours_snapshot_id);
 	auto message = "merge of snapshot " + std::to_string(record.theirs_snapshot_id) + " into snapshot " +
 	               std::to_string(record.ours_snapshot_id) + " (base " + std::to_string(record.base_snapshot_id) + ")";
 	db.Prepare("INSERT INTO snapshots VALUES (?, ?, NULL, NULL, ?, ?, ?, ?)")
@@ -145,8 +155,8 @@ void MetadataStore::PublishExistingSnapshot(const std::string &database, const s
 	auto database_id = RequireDatabaseId(database);
 	StoredFile root;
 	auto root_id = RequireSnapshotRoot(database_id, database, record.snapshot_id, root);
-	auto destination_id =
-	    BranchForMergeLocked(database_id, database, destination, create_destination, record.snapshot_id);
+	auto destination_id = BranchForMergeLocked(database_id, database, destination, create_destination,
+	                                           record.snapshot_id, record.ours_snapshot_id);
 	if (record.merge_action != "already_up_to_date") {
 		db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, destination_id).Run();
 		db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, destination_id).Run();

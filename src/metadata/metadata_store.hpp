@@ -222,8 +222,9 @@ private:
 	void SetBranchRoot(int64_t branch_id, int64_t root_id, uint64_t length);
 	int64_t RequireBranchId(const std::string &database, const std::string &branch);
 	void RecordMergeLocked(int64_t database_id, const MergeRecord &record);
+	//! The destination's id; an existing one must still have `expected_head` (merge_inputs_changed).
 	int64_t BranchForMergeLocked(int64_t database_id, const std::string &database, const std::string &destination,
-	                             bool create, int64_t base_snapshot);
+	                             bool create, int64_t base_snapshot, int64_t expected_head);
 	int64_t RequireBranchId(const FileAddress &file);
 	std::optional<int64_t> BranchId(const std::string &database, const std::string &branch);
 	int64_t RequireDatabaseId(const std::string &database);

@@ -226,3 +226,43 @@ def test_a_result_that_breaks_a_constraint_is_refused(con):
     before = repository_state(con)
     refused(con, "SELECT * FROM differential_merge_branch('uniq', 'main', 'b', 'main')", "merge_validation_failed")
     assert repository_state(con) == before
+
+
+def test_internal_names_are_reserved_and_views_are_not_tables(con):
+    retail(con)
+    refused(con, "CALL differential_create_branch('retail', '__merge-notes', snapshot => 1)", "reserved_name")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', '__mine')", "reserved_name")
+    con.execute("CREATE VIEW retail.open_orders AS SELECT * FROM retail.orders WHERE status = 'open'")
+    con.execute("CALL differential_create_snapshot('retail')")
+    con.execute("DETACH retail")
+    con.execute("DETACH cleanup")
+    # The view is no table without a key: the merge goes through and keeps ours' view.
+    assert con.execute("SELECT merge_action FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')").fetchone()[0] == "merged"
+    con.execute("ATTACH 'differential:retail' AS retail (READ_ONLY)")
+    assert con.execute("SELECT order_id FROM retail.open_orders ORDER BY 1").fetchall() == [(6,), (7,)]
+
+
+def test_refused_merges_leave_no_attachments(con):
+    con.execute("ATTACH 'differential:nokey' AS nokey")
+    con.execute("CREATE TABLE nokey.t AS SELECT range AS x FROM range(3)")
+    con.execute("CALL differential_create_snapshot('nokey')")
+    con.execute("CALL differential_create_branch('nokey', 'b', snapshot => 1)")
+    con.execute("ATTACH 'differential:nokey' AS b (BRANCH 'b')")
+    con.execute("INSERT INTO b.t VALUES (10)")
+    con.execute("CALL differential_create_snapshot('b')")
+    con.execute("INSERT INTO nokey.t VALUES (11)")
+    con.execute("CALL differential_create_snapshot('nokey')")
+    con.execute("DETACH nokey")
+    refused(con, "SELECT * FROM differential_merge_branch('nokey', 'main', 'b', 'main')", "merge_unsupported")
+    names = [r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()]
+    assert not any(n.startswith("__merge") for n in names), names
+    open_snapshots = con.execute("SELECT snapshot_id FROM differential_snapshots('nokey') WHERE open_in_process").fetchall()
+    assert open_snapshots == []
+
+
+def test_expired_base_is_named(con):
+    retail(con)
+    con.execute("DETACH retail")
+    con.execute("DETACH cleanup")
+    con.execute("CALL differential_expire_snapshots('retail', versions => [1])")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')", "snapshot_expired")

@@ -45,6 +45,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::MergeAncestryFunction());
 	loader.RegisterFunction(differential::MergeBranchFunction());
 	loader.RegisterFunction(differential::MergeSnapshotsFunction());
+	loader.RegisterFunction(differential::MergeBranchPreflightFunction());
 	loader.RegisterFunction(differential::MergeBranchPreviewFunction());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }

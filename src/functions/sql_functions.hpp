@@ -24,6 +24,7 @@ duckdb::TableFunctionSet StorageInfoFunctions();
 duckdb::TableFunction MergeAncestryFunction();
 duckdb::TableFunction MergeBranchFunction();
 duckdb::TableFunction MergeSnapshotsFunction();
+duckdb::TableFunction MergeBranchPreflightFunction();
 duckdb::TableFunction MergeBranchPreviewFunction();
 
 } // namespace differential

@@ -531,4 +531,67 @@ MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStor
 	return preview;
 }
 
+MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                    const std::string &repository, const MergeBranchRequest &request) {
+	MergePreflight preflight;
+	bool create_destination = request.destination != request.target;
+	auto record_issue = [&](const DifferentialError &error) {
+		if (preflight.issue.empty()) {
+			preflight.issue = error.code + ": " + error.what();
+		}
+	};
+	preflight.inputs = SelectInputs(metadata, request.database, request.target, request.source);
+	auto &in = preflight.inputs;
+	if (create_destination) {
+		preflight.target_state = metadata.FindBranch(request.database, request.destination) ? "exists" : "new";
+		if (preflight.target_state == "exists") {
+			preflight.issue = "invalid_argument: the destination is an existing branch other than the target";
+		}
+	} else {
+		try {
+			RequireBranchClosed(repository, request.database, request.target);
+			BranchLock probe(FileAddress {repository, request.database, request.target, -1, MAIN_FILE_NAME});
+			bool has_wal = false;
+			preflight.target_state =
+			    metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal) ? "dirty" : "clean";
+			if (preflight.target_state == "dirty") {
+				preflight.issue = "merge_target_dirty: the target has writes after its latest snapshot";
+			}
+		} catch (DifferentialError &error) {
+			preflight.target_state = error.code == "branch_locked" ? "locked" : "attached";
+			record_issue(error);
+		}
+	}
+	bool trivial = in.base == in.theirs || in.base == in.ours;
+	preflight.merge_action = create_destination     ? "created_branch"
+	                         : in.base == in.theirs ? "already_up_to_date"
+	                         : in.base == in.ours   ? "fast_forward"
+	                                                : "merged";
+	if (trivial) {
+		preflight.validation_state = "not_checked";
+	} else {
+		try {
+			auto preview = PreviewMergeBranch(instance, metadata, repository, request.database, request.target,
+			                                  request.source, true);
+			preflight.validation_state = preview.validation_state;
+			in.tables = preview.inputs.tables;
+			int64_t conflicts = 0;
+			for (auto &t : in.tables) {
+				conflicts += t.counts.conflicts;
+			}
+			if (conflicts > 0 && preflight.issue.empty()) {
+				preflight.issue = "merge_conflict: " + std::to_string(conflicts) + " conflicting rows";
+			}
+			if (preview.validation_state == "invalid" && preflight.issue.empty()) {
+				preflight.issue = "merge_validation_failed: " + preview.validation_error;
+			}
+		} catch (DifferentialError &error) {
+			preflight.validation_state = "not_checked";
+			record_issue(error);
+		}
+	}
+	preflight.ready = preflight.issue.empty();
+	return preflight;
+}
+
 } // namespace differential

@@ -81,6 +81,21 @@ void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata
                      const std::string &description, MetadataStore::MergeRecord record, MergeBranchResult &result);
 //! Compares without publishing anything; with `validate`, also builds the result in a staging
 //! branch that is dropped afterwards, so DuckDB checks every constraint.
+struct MergePreflight {
+	MergeBranchResult inputs;
+	bool ready = false;
+	std::string merge_action;
+	//! clean, attached (open in this process), locked (written by another process), dirty, or missing.
+	std::string target_state;
+	std::string validation_state;
+	//! The first problem found, as "<code>: <message>", or empty when ready.
+	std::string issue;
+};
+
+//! Every check a merge would make, at this moment, without merging: a reading, not a reservation.
+MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                    const std::string &repository, const MergeBranchRequest &request);
+
 MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                                 const std::string &repository, const std::string &database, const std::string &target,
                                 const std::string &source, bool validate);

@@ -266,3 +266,36 @@ def test_expired_base_is_named(con):
     con.execute("DETACH cleanup")
     con.execute("CALL differential_expire_snapshots('retail', versions => [1])")
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')", "snapshot_expired")
+
+
+def test_spec_preflight_block(con):
+    retail(con)
+    attached = con.execute(
+        "SELECT ready, target_state, issues FROM differential_merge_branch_preflight('retail', 'main', 'cleanup', 'main')"
+    ).fetchone()
+    assert attached[0] is False and attached[1] == "attached" and attached[2].startswith("active_attachment_or_transaction")
+    con.execute("DETACH retail")
+    before = repository_state(con)
+    assert con.execute(
+        """SELECT ready, merge_action, target_state, validation_state,
+               base_snapshot_id, ours_snapshot_id, theirs_snapshot_id
+        FROM differential_merge_branch_preflight('retail', 'main', 'cleanup', 'main')"""
+    ).fetchall() == [(True, "merged", "clean", "valid", 1, 3, 2)]
+    assert repository_state(con) == before
+    con.execute("DETACH cleanup")
+    assert con.execute(
+        "SELECT ready, merge_action, target_state FROM differential_merge_branch_preflight('retail', 'cleanup', 'main', 'cleanup')"
+    ).fetchall() == [(True, "merged", "clean")]
+
+
+def test_preflight_names_the_first_issue(con):
+    retail(con)
+    con.execute("UPDATE retail.orders SET amount = 61.00 WHERE order_id = 2")
+    con.execute("CALL differential_create_snapshot('retail')")
+    con.execute("INSERT INTO retail.orders VALUES (9, 'Ivy', 1.00, 'open')")  # after the snapshot: dirty
+    con.execute("DETACH retail")
+    row = con.execute(
+        "SELECT ready, target_state, validation_state, issues "
+        "FROM differential_merge_branch_preflight('retail', 'main', 'cleanup', 'main')"
+    ).fetchone()
+    assert row[:3] == (False, "dirty", "not_checked") and row[3].startswith("merge_target_dirty"), row

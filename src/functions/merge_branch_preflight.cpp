@@ -1,0 +1,50 @@
+// differential_merge_branch_preflight(database, target, source, destination): everything the merge
+// would check, now, as one row; nothing is written and nothing is reserved.
+#include "common/names.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+#include "merge/merge_branch.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	MergeBranchRequest request;
+	request.database = StringArgument(input, 0, "database name");
+	request.target = StringArgument(input, 1, "target branch");
+	request.source = StringArgument(input, 2, "source branch");
+	request.destination = StringArgument(input, 3, "destination branch");
+	ValidateName("database", request.database);
+	for (auto name : {&request.target, &request.source, &request.destination}) {
+		ValidateName("branch", *name);
+	}
+	return BindRows(
+	    {{"ready", LogicalType::BOOLEAN},
+	     {"merge_action", LogicalType::VARCHAR},
+	     {"target_state", LogicalType::VARCHAR},
+	     {"validation_state", LogicalType::VARCHAR},
+	     {"base_snapshot_id", LogicalType::BIGINT},
+	     {"ours_snapshot_id", LogicalType::BIGINT},
+	     {"theirs_snapshot_id", LogicalType::BIGINT},
+	     {"issues", LogicalType::VARCHAR}},
+	    [request](ClientContext &context) {
+		    auto repository = CurrentRepository(context);
+		    auto p = PreflightMergeBranch(*context.db, *repository->metadata, repository->root, request);
+		    return Rows {{Value::BOOLEAN(p.ready), Value(p.merge_action), Value(p.target_state),
+		                  Value(p.validation_state), Value::BIGINT(p.inputs.base), Value::BIGINT(p.inputs.ours),
+		                  Value::BIGINT(p.inputs.theirs),
+		                  p.issue.empty() ? Value(LogicalType::VARCHAR) : Value(p.issue)}};
+	    },
+	    types, names);
+}
+
+TableFunction MergeBranchPreflightFunction() {
+	return MakeRowsFunction("differential_merge_branch_preflight",
+	                        {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR},
+	                        TranslatedBind<Bind>);
+}
+
+} // namespace differential

@@ -152,6 +152,22 @@ static MergeBranchResult FromRecord(const MetadataStore::MergeRecord &record) {
 	return result;
 }
 
+//! The recorded result of a completed request with the same arguments; refuses other arguments.
+static std::optional<MergeBranchResult> Replay(MetadataStore &metadata, const std::string &database,
+                                               const std::string &request_id, const std::string &arguments) {
+	auto done = metadata.FindMergeRequest(database, request_id);
+	if (!done) {
+		return std::nullopt;
+	}
+	if (done->arguments != arguments) {
+		Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
+		     "Request " + QuoteName(request_id) +
+		         " was already used with other arguments; nothing was merged. Use a new request_id for a different "
+		         "merge.");
+	}
+	return FromRecord(*done);
+}
+
 using Clock = std::chrono::steady_clock;
 
 static int64_t MillisSince(Clock::time_point start) {
@@ -326,14 +342,8 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
                               const std::string &repository, const MergeBranchRequest &request) {
 	auto selection_start = Clock::now();
 	if (request.request_id && metadata.FindDatabase(request.database)) {
-		if (auto done = metadata.FindMergeRequest(request.database, *request.request_id)) {
-			if (done->arguments != request.Canonical()) {
-				Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
-				     "Request " + QuoteName(*request.request_id) +
-				         " was already used with other arguments; nothing was merged. Use a new request_id for a "
-				         "different merge.");
-			}
-			return FromRecord(*done);
+		if (auto done = Replay(metadata, request.database, *request.request_id, request.Canonical())) {
+			return *done;
 		}
 	}
 	bool create_destination = request.destination != request.target;
@@ -449,14 +459,8 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 		         " does not exist. List databases with differential_databases().");
 	}
 	if (request.request_id) {
-		if (auto done = metadata.FindMergeRequest(request.database, *request.request_id)) {
-			if (done->arguments != request.Canonical()) {
-				Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
-				     "Request " + QuoteName(*request.request_id) +
-				         " was already used with other arguments; nothing was merged. Use a new request_id for a "
-				         "different merge.");
-			}
-			return FromRecord(*done);
+		if (auto done = Replay(metadata, request.database, *request.request_id, request.Canonical())) {
+			return *done;
 		}
 	}
 	auto graph = metadata.SnapshotParents(request.database);

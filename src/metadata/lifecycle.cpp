@@ -89,8 +89,6 @@ SnapshotRecord MetadataStore::RestoreBranch(const std::string &database, const s
 	    .Bind(2, database_id)
 	    .Run();
 	db.Prepare("UPDATE branches SET head_snapshot_id = ? WHERE branch_id = ?").Bind(1, new_id).Bind(2, branch_id).Run();
-	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, branch_id).Run();
-	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, branch_id).Run();
 	SetBranchRoot(branch_id, root_id, root.length);
 	CrashPoint("restore.before_commit");
 	txn.Commit();

@@ -129,8 +129,6 @@ int64_t MetadataStore::PublishMerge(const std::string &database, const std::stri
 	    .Bind(1, snapshot_id + 1)
 	    .Bind(2, database_id)
 	    .Run();
-	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, destination_id).Run();
-	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, destination_id).Run();
 	SetBranchRoot(destination_id, root_id, length);
 	db.Prepare("UPDATE branches SET head_snapshot_id = ? WHERE branch_id = ?")
 	    .Bind(1, snapshot_id)
@@ -158,8 +156,6 @@ void MetadataStore::PublishExistingSnapshot(const std::string &database, const s
 	auto destination_id = BranchForMergeLocked(database_id, database, destination, create_destination,
 	                                           record.snapshot_id, record.ours_snapshot_id);
 	if (record.merge_action != "already_up_to_date") {
-		db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, destination_id).Run();
-		db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, destination_id).Run();
 		SetBranchRoot(destination_id, root_id, root.length);
 		db.Prepare("UPDATE branches SET head_snapshot_id = ? WHERE branch_id = ?")
 		    .Bind(1, record.snapshot_id)

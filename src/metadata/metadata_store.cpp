@@ -243,7 +243,10 @@ int64_t MetadataStore::RequireSnapshotRoot(int64_t database_id, const std::strin
 }
 
 void MetadataStore::SetBranchRoot(int64_t branch_id, int64_t root_id, uint64_t length) {
-	db.Prepare("INSERT OR REPLACE INTO branch_files VALUES (?, ?, ?, ?)")
+	// The branch's whole state becomes the root: no WAL companion of an older state may remain.
+	db.Prepare("DELETE FROM file_extents WHERE branch_id = ?").Bind(1, branch_id).Run();
+	db.Prepare("DELETE FROM branch_files WHERE branch_id = ?").Bind(1, branch_id).Run();
+	db.Prepare("INSERT INTO branch_files VALUES (?, ?, ?, ?)")
 	    .Bind(1, branch_id)
 	    .Bind(2, MAIN_FILE_NAME)
 	    .Bind(3, root_id)

@@ -218,7 +218,8 @@ private:
 	//! The root of a snapshot, loaded into `root`; refuses snapshot_not_found.
 	int64_t RequireSnapshotRoot(int64_t database_id, const std::string &database, int64_t snapshot_id,
 	                            StoredFile &root);
-	//! Points a branch's database file at a root (a copy of a chunk map: no data moves).
+	//! Makes a root the branch's whole state (a copy of a chunk map: no data moves); its WAL
+	//! companions go.
 	void SetBranchRoot(int64_t branch_id, int64_t root_id, uint64_t length);
 	int64_t RequireBranchId(const std::string &database, const std::string &branch);
 	void RecordMergeLocked(int64_t database_id, const MergeRecord &record);

@@ -91,8 +91,11 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	              " THEN 'conflict:delete_update' ELSE 'keep' END "
 	              "WHEN in_b AND in_o AND NOT in_t THEN CASE WHEN " +
 	              any(o_changed) + " THEN 'conflict:delete_update' ELSE 'delete' END ELSE 'keep' END AS action";
+	// Rows present everywhere and unchanged on both sides count for nothing and need no action:
+	// leaving them out keeps the materialized decisions as small as the change, not the table.
 	return "SELECT *, " + any(o_changed) + " AS o_changed, " + any(t_changed) + " AS t_changed, " +
-	       (merged.empty() ? std::string() : Join(merged, ", ", "") + ", ") + action + " FROM (" + joined + ")";
+	       (merged.empty() ? std::string() : Join(merged, ", ", "") + ", ") + action + " FROM (" + joined +
+	       ") WHERE NOT (in_b AND in_o AND in_t) OR " + any(o_changed) + " OR " + any(t_changed);
 }
 
 std::string CountQuery(const TableShape &table, const std::string &decisions) {

@@ -26,9 +26,9 @@ struct TableMergeCounts {
 	int64_t conflicts = 0;
 };
 
-//! One row per key present on any side: k_i (key), presence flags in_b/in_o/in_t, base, ours and
-//! theirs values b_i/o_i/t_i of the other columns, the merged values m_i, and `action`: keep,
-//! insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
+//! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence
+//! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the other columns, the merged values m_i, and
+//! `action`: keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
                           const std::string &theirs);
 //! Counts over a materialized decision table, in the column order of TableMergeCounts.

@@ -46,6 +46,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::MergeBranchFunction());
 	loader.RegisterFunction(differential::MergeSnapshotsFunction());
 	loader.RegisterFunction(differential::MergeBranchPreflightFunction());
+	loader.RegisterFunction(differential::MergeRequestsFunction());
 	loader.RegisterFunction(differential::MergeBranchPreviewFunction());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }

@@ -25,6 +25,7 @@ duckdb::TableFunction MergeAncestryFunction();
 duckdb::TableFunction MergeBranchFunction();
 duckdb::TableFunction MergeSnapshotsFunction();
 duckdb::TableFunction MergeBranchPreflightFunction();
+duckdb::TableFunction MergeRequestsFunction();
 duckdb::TableFunction MergeBranchPreviewFunction();
 
 } // namespace differential

@@ -152,20 +152,42 @@ static MergeBranchResult FromRecord(const MetadataStore::MergeRecord &record) {
 	return result;
 }
 
-//! The recorded result of a completed request with the same arguments; refuses other arguments.
-static std::optional<MergeBranchResult> Replay(MetadataStore &metadata, const std::string &database,
-                                               const std::string &request_id, const std::string &arguments) {
-	auto done = metadata.FindMergeRequest(database, request_id);
+//! What an earlier call with the same request id left: a completed result to return, or a pending
+//! request whose frozen inputs a retry reuses. Refuses a request id used with other arguments.
+struct PriorRequest {
+	std::optional<MergeBranchResult> completed;
+	std::optional<MetadataStore::MergeRecord> pending;
+};
+
+static PriorRequest LookupRequest(MetadataStore &metadata, const std::string &database,
+                                  const std::optional<std::string> &request_id, const std::string &arguments) {
+	PriorRequest prior;
+	if (!request_id || !metadata.FindDatabase(database)) {
+		return prior;
+	}
+	auto done = metadata.FindMergeRequest(database, *request_id);
 	if (!done) {
-		return std::nullopt;
+		return prior;
 	}
 	if (done->arguments != arguments) {
 		Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
-		     "Request " + QuoteName(request_id) +
+		     "Request " + QuoteName(*request_id) +
 		         " was already used with other arguments; nothing was merged. Use a new request_id for a different "
 		         "merge.");
 	}
-	return FromRecord(*done);
+	if (done->state == "complete") {
+		prior.completed = FromRecord(*done);
+	} else {
+		prior.pending = *done;
+	}
+	return prior;
+}
+
+static std::string PredictedAction(const MergeBranchResult &inputs, bool create_destination) {
+	return create_destination             ? "created_branch"
+	       : inputs.base == inputs.theirs ? "already_up_to_date"
+	       : inputs.base == inputs.ours   ? "fast_forward"
+	                                      : "merged";
 }
 
 using Clock = std::chrono::steady_clock;
@@ -338,55 +360,34 @@ static int64_t Conflicts(const std::vector<MergeTableResult> &tables) {
 	return total;
 }
 
+//! Inputs frozen by an earlier failed attempt of the same request; they must still be kept.
+static MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &database,
+                                      const MetadataStore::MergeRecord &pending) {
+	MergeBranchResult result;
+	result.base = pending.base_snapshot_id;
+	result.ours = pending.ours_snapshot_id;
+	result.theirs = pending.theirs_snapshot_id;
+	for (auto id : {result.base, result.ours, result.theirs}) {
+		if (!metadata.FindSnapshot(database, id)) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+			     "Snapshot " + std::to_string(id) + ", an input frozen by the first attempt of request " +
+			         QuoteName(pending.request_id) + ", is gone; the request cannot be retried. Start a new request.");
+		}
+	}
+	return result;
+}
+
 MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                               const std::string &repository, const MergeBranchRequest &request) {
 	auto selection_start = Clock::now();
-	if (request.request_id && metadata.FindDatabase(request.database)) {
-		if (auto done = Replay(metadata, request.database, *request.request_id, request.Canonical())) {
-			return *done;
-		}
+	auto prior = LookupRequest(metadata, request.database, request.request_id, request.Canonical());
+	if (prior.completed) {
+		return *prior.completed;
 	}
 	bool create_destination = request.destination != request.target;
-	auto result = SelectInputs(metadata, request.database, request.target, request.source);
-	if (create_destination && metadata.FindBranch(request.database, request.destination)) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
-		     "The destination " + QuoteName(request.destination) +
-		         " is an existing branch other than the target: merge into the target itself, or into a new "
-		         "branch name.");
-	}
-	if ((request.expected_base && *request.expected_base != result.base) ||
-	    (request.expected_ours && *request.expected_ours != result.ours) ||
-	    (request.expected_theirs && *request.expected_theirs != result.theirs)) {
-		Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
-		     "The merge inputs are base " + std::to_string(result.base) + ", ours " + std::to_string(result.ours) +
-		         ", theirs " + std::to_string(result.theirs) +
-		         ", not the expected ones; nothing was merged. Review the new inputs and retry with their ids.");
-	}
-	result.timings.selection_ms = MillisSince(selection_start);
-	auto check_start = Clock::now();
-	std::unique_ptr<BranchLock> target_lock;
-	if (!create_destination) {
-		RequireBranchClosed(repository, request.database, request.target);
-		bool has_wal = false;
-		if (metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
-			Fail(ErrorKind::CONFLICT, "merge_target_dirty",
-			     "Branch " + QuoteName(request.target) + " has " +
-			         (has_wal ? std::string("uncheckpointed commits") : std::string("committed writes")) +
-			         " after its latest snapshot " + std::to_string(result.ours) +
-			         "; a merge built from that snapshot would drop them. Create a snapshot, detach, and merge.");
-		}
-		target_lock = LockClosedBranch(repository, request.database, request.target);
-		// Checked again under the lock: another process may have written or snapshotted the target
-		// between the checks above and taking the lock.
-		auto head = metadata.FindBranch(request.database, request.target);
-		if (!head || head->head_snapshot_id != result.ours ||
-		    metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
-			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
-			     "Branch " + QuoteName(request.target) +
-			         " changed while the merge prepared; nothing was merged. Retry the merge.");
-		}
-	}
-	result.timings.target_check_ms = MillisSince(check_start);
+	// A retry recomputes from the inputs the first attempt selected, not from today's heads.
+	auto result = prior.pending ? FrozenInputs(metadata, request.database, *prior.pending)
+	                            : SelectInputs(metadata, request.database, request.target, request.source);
 	MetadataStore::MergeRecord record;
 	record.request_id = request.request_id.value_or("");
 	record.arguments = request.Canonical();
@@ -394,25 +395,71 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	record.ours_snapshot_id = result.ours;
 	record.theirs_snapshot_id = result.theirs;
 	record.branch_name = request.destination;
-	result.branch_name = request.destination;
-	auto publication_start = Clock::now();
-	if (result.base == result.theirs || result.base == result.ours) {
-		bool up_to_date = result.base == result.theirs;
-		record.snapshot_id = up_to_date ? result.ours : result.theirs;
-		record.merge_action = create_destination ? "created_branch"
-		                      : up_to_date       ? "already_up_to_date"
-		                                         : "fast_forward";
-		metadata.PublishExistingSnapshot(request.database, request.destination, create_destination, record);
-		result.snapshot_id = record.snapshot_id;
-		result.merge_action = record.merge_action;
-		result.timings.publication_ms = MillisSince(publication_start);
+	record.merge_action = PredictedAction(result, create_destination);
+	try {
+		if (create_destination && metadata.FindBranch(request.database, request.destination)) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+			     "The destination " + QuoteName(request.destination) +
+			         " is an existing branch other than the target: merge into the target itself, or into a new "
+			         "branch name.");
+		}
+		if ((request.expected_base && *request.expected_base != result.base) ||
+		    (request.expected_ours && *request.expected_ours != result.ours) ||
+		    (request.expected_theirs && *request.expected_theirs != result.theirs)) {
+			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+			     "The merge inputs are base " + std::to_string(result.base) + ", ours " + std::to_string(result.ours) +
+			         ", theirs " + std::to_string(result.theirs) +
+			         ", not the expected ones; nothing was merged. Review the new inputs and retry with their ids.");
+		}
+		result.timings.selection_ms = MillisSince(selection_start);
+		auto check_start = Clock::now();
+		std::unique_ptr<BranchLock> target_lock;
+		if (!create_destination) {
+			RequireBranchClosed(repository, request.database, request.target);
+			bool has_wal = false;
+			if (metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
+				Fail(ErrorKind::CONFLICT, "merge_target_dirty",
+				     "Branch " + QuoteName(request.target) + " has " +
+				         (has_wal ? std::string("uncheckpointed commits") : std::string("committed writes")) +
+				         " after its latest snapshot " + std::to_string(result.ours) +
+				         "; a merge built from that snapshot would drop them. Create a snapshot, detach, and merge.");
+			}
+			target_lock = LockClosedBranch(repository, request.database, request.target);
+			// Checked again under the lock: another process may have written or snapshotted the target
+			// between the checks above and taking the lock.
+			auto head = metadata.FindBranch(request.database, request.target);
+			if (!head || head->head_snapshot_id != result.ours ||
+			    metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
+				Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+				     "Branch " + QuoteName(request.target) + " is no longer at the merge's ours snapshot " +
+				         std::to_string(result.ours) + "; nothing was merged. Use a new request for the new state.");
+			}
+		}
+		result.timings.target_check_ms = MillisSince(check_start);
+		result.branch_name = request.destination;
+		auto publication_start = Clock::now();
+		if (result.base == result.theirs || result.base == result.ours) {
+			record.snapshot_id = result.base == result.theirs ? result.ours : result.theirs;
+			metadata.PublishExistingSnapshot(request.database, request.destination, create_destination, record);
+			result.snapshot_id = record.snapshot_id;
+			result.merge_action = record.merge_action;
+			result.timings.publication_ms = MillisSince(publication_start);
+			return result;
+		}
+		// Both sides changed since the base: stage the merge on a private branch forked from ours.
+		StageAndPublish(instance, metadata, repository, request.database, request.destination, create_destination,
+		                Describe(request), record, result);
 		return result;
+	} catch (DifferentialError &error) {
+		if (request.request_id) {
+			try {
+				metadata.RecordPendingMerge(request.database, record, error.code, error.what());
+			} catch (...) {
+				// The refusal itself is what the caller must see.
+			}
+		}
+		throw;
 	}
-	// Both sides changed since the base: stage the merge on a private branch forked from ours.
-	record.merge_action = create_destination ? "created_branch" : "merged";
-	StageAndPublish(instance, metadata, repository, request.database, request.destination, create_destination,
-	                Describe(request), record, result);
-	return result;
 }
 
 void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
@@ -458,10 +505,9 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 		     "Database " + QuoteName(request.database) +
 		         " does not exist. List databases with differential_databases().");
 	}
-	if (request.request_id) {
-		if (auto done = Replay(metadata, request.database, *request.request_id, request.Canonical())) {
-			return *done;
-		}
+	auto prior = LookupRequest(metadata, request.database, request.request_id, request.Canonical());
+	if (prior.completed) {
+		return *prior.completed;
 	}
 	auto graph = metadata.SnapshotParents(request.database);
 	for (auto id : {request.base, request.ours, request.theirs}) {

@@ -7,28 +7,80 @@
 
 namespace differential {
 
+static const char *MERGE_REQUEST_COLUMNS =
+    "SELECT request_id, arguments, state, merge_action, branch_name, snapshot_id, base_snapshot_id, "
+    "ours_snapshot_id, theirs_snapshot_id, last_error_code, created_at_us, completed_at_us, attempts "
+    "FROM merge_requests ";
+
+static MetadataStore::MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
+	MetadataStore::MergeRecord r;
+	r.request_id = stmt.Text(0);
+	r.arguments = stmt.Text(1);
+	r.state = stmt.Text(2);
+	r.merge_action = stmt.Text(3);
+	r.branch_name = stmt.Text(4);
+	auto id = [&](int col) {
+		return stmt.IsNull(col) ? int64_t(-1) : stmt.Int(col);
+	};
+	r.snapshot_id = id(5);
+	r.base_snapshot_id = id(6);
+	r.ours_snapshot_id = id(7);
+	r.theirs_snapshot_id = id(8);
+	r.last_error_code = stmt.Text(9);
+	r.created_at_us = stmt.Int(10);
+	r.completed_at_us = id(11);
+	r.attempts = stmt.Int(12);
+	return r;
+}
+
 std::optional<MetadataStore::MergeRecord> MetadataStore::FindMergeRequest(const std::string &database,
                                                                           const std::string &request_id) {
 	std::lock_guard<std::mutex> guard(lock);
 	auto database_id = RequireDatabaseId(database);
-	auto stmt = db.Prepare("SELECT arguments, state, merge_action, branch_name, snapshot_id, base_snapshot_id, "
-	                       "ours_snapshot_id, theirs_snapshot_id FROM merge_requests WHERE database_id = ? AND "
-	                       "request_id = ?");
+	auto stmt = db.Prepare(std::string(MERGE_REQUEST_COLUMNS) + "WHERE database_id = ? AND request_id = ?");
 	stmt.Bind(1, database_id).Bind(2, request_id);
 	if (!stmt.Step()) {
 		return std::nullopt;
 	}
-	MergeRecord r;
-	r.request_id = request_id;
-	r.arguments = stmt.Text(0);
-	r.state = stmt.Text(1);
-	r.merge_action = stmt.Text(2);
-	r.branch_name = stmt.Text(3);
-	r.snapshot_id = stmt.IsNull(4) ? -1 : stmt.Int(4);
-	r.base_snapshot_id = stmt.IsNull(5) ? -1 : stmt.Int(5);
-	r.ours_snapshot_id = stmt.IsNull(6) ? -1 : stmt.Int(6);
-	r.theirs_snapshot_id = stmt.IsNull(7) ? -1 : stmt.Int(7);
-	return r;
+	return ReadMergeRecord(stmt);
+}
+
+std::vector<MetadataStore::MergeRecord> MetadataStore::ListMergeRequests(const std::string &database) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto database_id = RequireDatabaseId(database);
+	auto stmt =
+	    db.Prepare(std::string(MERGE_REQUEST_COLUMNS) + "WHERE database_id = ? ORDER BY created_at_us, request_id");
+	stmt.Bind(1, database_id);
+	std::vector<MergeRecord> out;
+	while (stmt.Step()) {
+		out.push_back(ReadMergeRecord(stmt));
+	}
+	return out;
+}
+
+void MetadataStore::RecordPendingMerge(const std::string &database, const MergeRecord &record,
+                                       const std::string &error_code, const std::string &error) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
+	           "base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, last_error_code, last_error) "
+	           "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database_id, request_id) DO UPDATE "
+	           "SET attempts = attempts + 1, last_error_code = excluded.last_error_code, last_error = "
+	           "excluded.last_error WHERE state = 'pending'")
+	    .Bind(1, database_id)
+	    .Bind(2, record.request_id)
+	    .Bind(3, record.arguments)
+	    .Bind(4, record.merge_action)
+	    .Bind(5, record.branch_name)
+	    .Bind(6, record.base_snapshot_id)
+	    .Bind(7, record.ours_snapshot_id)
+	    .Bind(8, record.theirs_snapshot_id)
+	    .Bind(9, NowMicros())
+	    .Bind(10, error_code)
+	    .Bind(11, error)
+	    .Run();
+	txn.Commit();
 }
 
 void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &record) {
@@ -36,9 +88,13 @@ void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &re
 		return;
 	}
 	auto now = NowMicros();
+	// Completes a pending request (an earlier failed attempt) or records a new one.
 	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
 	           "snapshot_id, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, completed_at_us) "
-	           "VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?)")
+	           "VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database_id, request_id) DO UPDATE "
+	           "SET state = 'complete', merge_action = excluded.merge_action, snapshot_id = excluded.snapshot_id, "
+	           "completed_at_us = excluded.completed_at_us, attempts = attempts + 1, last_error_code = NULL, "
+	           "last_error = NULL")
 	    .Bind(1, database_id)
 	    .Bind(2, record.request_id)
 	    .Bind(3, record.arguments)

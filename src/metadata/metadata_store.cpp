@@ -131,6 +131,9 @@ CREATE TABLE merge_requests(
     theirs_snapshot_id INTEGER,
     proposer TEXT,
     approver TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    last_error_code TEXT,
+    last_error TEXT,
     created_at_us INTEGER NOT NULL,
     completed_at_us INTEGER,
     PRIMARY KEY(database_id, request_id));

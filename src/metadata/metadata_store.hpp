@@ -128,8 +128,18 @@ public:
 		int64_t base_snapshot_id = -1;
 		int64_t ours_snapshot_id = -1;
 		int64_t theirs_snapshot_id = -1;
+		std::string last_error_code;
+		int64_t created_at_us = 0;
+		int64_t completed_at_us = -1;
+		int64_t attempts = 0;
 	};
 	std::optional<MergeRecord> FindMergeRequest(const std::string &database, const std::string &request_id);
+	//! Records a failed attempt: the request stays pending with its (frozen) inputs and the error,
+	//! so a retry with the same arguments recomputes from the same snapshots. A completed request is
+	//! never touched.
+	void RecordPendingMerge(const std::string &database, const MergeRecord &record, const std::string &error_code,
+	                        const std::string &error);
+	std::vector<MergeRecord> ListMergeRequests(const std::string &database);
 	//! Makes the staging branch's state a snapshot with parents [ours, theirs] and points the
 	//! destination at it (creating the destination when `create_destination`), drops the staging
 	//! branch and records the request: one transaction, so nothing of a merge is visible before all

@@ -299,3 +299,56 @@ def test_preflight_names_the_first_issue(con):
         "FROM differential_merge_branch_preflight('retail', 'main', 'cleanup', 'main')"
     ).fetchone()
     assert row[:3] == (False, "dirty", "not_checked") and row[3].startswith("merge_target_dirty"), row
+
+
+def test_spec_request_table(con):
+    retail(con)
+    con.execute("DETACH retail")
+    con.execute("SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'merge-cleanup', "
+                "expected_base_snapshot_id => 1, expected_ours_snapshot_id => 3, expected_theirs_snapshot_id => 2)")
+    con.execute("DETACH cleanup")
+    con.execute("SELECT * FROM differential_merge_branch('retail', 'cleanup', 'main', 'cleanup', request_id => 'update-cleanup')")
+    con.execute("ATTACH 'differential:retail' AS retail")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'noop-attached')",
+            "active_attachment_or_transaction")
+    con.execute("DETACH retail")
+    con.execute("SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'merge-cleanup-again')")
+    assert con.execute(
+        """SELECT request_id, state, merge_action, destination,
+               base_snapshot_id AS base, ours_snapshot_id AS ours, theirs_snapshot_id AS theirs,
+               result_snapshot_id AS result
+        FROM differential_merge_requests('retail') ORDER BY created_at"""
+    ).fetchall() == [
+        ("merge-cleanup", "complete", "merged", "main", 1, 3, 2, 4),
+        ("update-cleanup", "complete", "fast_forward", "cleanup", 2, 2, 4, 4),
+        ("noop-attached", "pending", "already_up_to_date", "main", 4, 4, 4, None),
+        ("merge-cleanup-again", "complete", "already_up_to_date", "main", 4, 4, 4, 4),
+    ]
+    assert con.execute("SELECT last_error_code, attempts FROM differential_merge_requests('retail') "
+                       "WHERE request_id = 'noop-attached'").fetchone() == ("active_attachment_or_transaction", 1)
+    # Retrying the pending request with the same arguments completes it from its frozen inputs.
+    assert con.execute("SELECT snapshot_id, merge_action FROM differential_merge_branch("
+                       "'retail', 'main', 'cleanup', 'main', request_id => 'noop-attached')").fetchone() == (4, "already_up_to_date")
+    assert con.execute("SELECT state, result_snapshot_id, attempts, last_error_code FROM differential_merge_requests('retail') "
+                       "WHERE request_id = 'noop-attached'").fetchone() == ("complete", 4, 2, None)
+
+
+def test_pending_retry_uses_frozen_inputs(con):
+    retail(con)
+    con.execute("UPDATE retail.orders SET amount = 61.00 WHERE order_id = 2")  # conflicts with cleanup's 54.00
+    con.execute("CALL differential_create_snapshot('retail')")                 # snapshot 4
+    con.execute("DETACH retail")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'r')", "merge_conflict")
+    assert con.execute("SELECT state, ours_snapshot_id, last_error_code FROM differential_merge_requests('retail')").fetchall() == [
+        ("pending", 4, "merge_conflict")]
+    # main moves on (the conflict is resolved there); the pending request still means snapshot 4.
+    con.execute("ATTACH 'differential:retail' AS retail")
+    con.execute("UPDATE retail.orders SET amount = 54.00 WHERE order_id = 2")
+    con.execute("CALL differential_create_snapshot('retail')")                 # snapshot 5
+    con.execute("DETACH retail")
+    # Publishing a result built on snapshot 4 would drop main's snapshot 5: the retry refuses.
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'r')",
+            "merge_inputs_changed")
+    # A new request sees the new head and merges.
+    assert con.execute("SELECT merge_action, ours_snapshot_id FROM differential_merge_branch("
+                       "'retail', 'main', 'cleanup', 'main', request_id => 'r2')").fetchone() == ("merged", 5)

@@ -11,13 +11,6 @@ namespace differential {
 
 using namespace duckdb;
 
-static int64_t SnapshotArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
-	if (input.inputs[index].IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " snapshot must not be NULL.");
-	}
-	return input.inputs[index].GetValue<int64_t>();
-}
-
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");

@@ -11,10 +11,6 @@ namespace differential {
 
 using namespace duckdb;
 
-static Value OptionalId(int64_t id) {
-	return id >= 0 ? Value::BIGINT(id) : Value(LogicalType::BIGINT);
-}
-
 static const std::vector<ResultColumn> RESULT_COLUMNS = {
     {"branch_name", LogicalType::VARCHAR},     {"snapshot_id", LogicalType::BIGINT},
     {"merge_action", LogicalType::VARCHAR},    {"base_snapshot_id", LogicalType::BIGINT},
@@ -29,13 +25,6 @@ static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::strin
 	              request_id ? Value(*request_id) : Value(LogicalType::VARCHAR), Value::BIGINT(r.timings.selection_ms),
 	              Value::BIGINT(r.timings.comparison_ms), Value::BIGINT(r.timings.application_ms),
 	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
-}
-
-static int64_t SnapshotArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
-	if (input.inputs[index].IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " snapshot must not be NULL.");
-	}
-	return input.inputs[index].GetValue<int64_t>();
 }
 
 static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,

@@ -9,10 +9,6 @@ namespace differential {
 
 using namespace duckdb;
 
-static Value OptionalId(int64_t id) {
-	return id >= 0 ? Value::BIGINT(id) : Value(LogicalType::BIGINT);
-}
-
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");

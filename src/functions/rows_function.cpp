@@ -67,6 +67,13 @@ std::string StringArgument(TableFunctionBindInput &input, size_t index, const st
 	return value.ToString();
 }
 
+int64_t SnapshotArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
+	if (input.inputs[index].IsNull()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " snapshot must not be NULL.");
+	}
+	return input.inputs[index].GetValue<int64_t>();
+}
+
 std::optional<std::string> NamedString(TableFunctionBindInput &input, const std::string &name) {
 	for (auto &entry : input.named_parameters) {
 		if (StringUtil::Lower(entry.first.GetIdentifierName()) == name && !entry.second.IsNull()) {
@@ -87,6 +94,10 @@ std::optional<int64_t> NamedInteger(TableFunctionBindInput &input, const std::st
 
 Value OptionalText(bool present, const std::string &text) {
 	return present ? Value(text) : Value(LogicalType::VARCHAR);
+}
+
+Value OptionalId(int64_t id) {
+	return id >= 0 ? Value::BIGINT(id) : Value(LogicalType::BIGINT);
 }
 
 Value TimestampFromMicros(int64_t micros) {

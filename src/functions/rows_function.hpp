@@ -37,10 +37,14 @@ TranslatedBind(duckdb::ClientContext &context, duckdb::TableFunctionBindInput &i
 
 //! Positional VARCHAR argument; refuses NULL.
 std::string StringArgument(duckdb::TableFunctionBindInput &input, size_t index, const std::string &what);
+//! Positional snapshot id; refuses NULL (the message names it as "the <what> snapshot").
+int64_t SnapshotArgument(duckdb::TableFunctionBindInput &input, size_t index, const std::string &what);
 std::optional<std::string> NamedString(duckdb::TableFunctionBindInput &input, const std::string &name);
 std::optional<int64_t> NamedInteger(duckdb::TableFunctionBindInput &input, const std::string &name);
 
 duckdb::Value OptionalText(bool present, const std::string &text);
+//! A snapshot id, or NULL for the -1 the layers below use for "none".
+duckdb::Value OptionalId(int64_t id);
 duckdb::Value TimestampFromMicros(int64_t micros);
 
 } // namespace differential

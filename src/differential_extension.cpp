@@ -18,6 +18,15 @@ static void CheckRepositorySetting(ClientContext &, SetScope, Value &parameter) 
 	differential::Translated([&]() { parameter = Value(differential::NormalizeRepositoryPath(parameter.ToString())); });
 }
 
+static void CheckMaxConcurrent(ClientContext &, SetScope, Value &parameter) {
+	if (!parameter.IsNull() && parameter.GetValue<int64_t>() < 0) {
+		differential::Translated([&]() {
+			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			                   "differential_merge_max_concurrent must be 0 (no limit) or more.");
+		});
+	}
+}
+
 static void LoadInternal(ExtensionLoader &loader) {
 	auto &instance = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(instance);
@@ -28,6 +37,10 @@ static void LoadInternal(ExtensionLoader &loader) {
 	config.AddExtensionOption("differential_repository",
 	                          "Absolute path of the differential repository that holds the databases",
 	                          LogicalType::VARCHAR, Value(), CheckRepositorySetting, SetScope::GLOBAL);
+	config.AddExtensionOption("differential_merge_max_concurrent",
+	                          "How many merges this process runs at once; more are refused with merge_busy (0: no "
+	                          "limit)",
+	                          LogicalType::BIGINT, Value::BIGINT(2), CheckMaxConcurrent, SetScope::GLOBAL);
 
 	loader.RegisterFunction(differential::CreateSnapshotFunction());
 	loader.RegisterFunction(differential::CreateBranchFunction());
@@ -48,6 +61,10 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::MergeBranchPreflightFunction());
 	loader.RegisterFunction(differential::MergeRequestsFunction());
 	loader.RegisterFunction(differential::MergeBranchPreviewFunction());
+	loader.RegisterFunction(differential::MergeSnapshotsPreviewFunction());
+	loader.RegisterFunction(differential::AbortMergeFunction());
+	loader.RegisterFunction(differential::MergeResolutionsFunction());
+	loader.RegisterFunction(differential::MergeStatusFunction());
 	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
 }
 

@@ -1,9 +1,11 @@
 // differential_merge_branch(database, target, source, destination, request_id =>,
-// expected_base_snapshot_id =>, expected_ours_snapshot_id =>, expected_theirs_snapshot_id =>).
+// expected_*_snapshot_id =>, merge options) and differential_merge_snapshots(database, base, ours,
+// theirs, destination, request_id =>, merge options).
 #include "merge/merge_branch.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
+#include "functions/merge_options.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 
@@ -15,16 +17,19 @@ static const std::vector<ResultColumn> RESULT_COLUMNS = {
     {"branch_name", LogicalType::VARCHAR},     {"snapshot_id", LogicalType::BIGINT},
     {"merge_action", LogicalType::VARCHAR},    {"base_snapshot_id", LogicalType::BIGINT},
     {"ours_snapshot_id", LogicalType::BIGINT}, {"theirs_snapshot_id", LogicalType::BIGINT},
-    {"request_id", LogicalType::VARCHAR},      {"selection_ms", LogicalType::BIGINT},
-    {"comparison_ms", LogicalType::BIGINT},    {"application_ms", LogicalType::BIGINT},
-    {"publication_ms", LogicalType::BIGINT},   {"target_check_ms", LogicalType::BIGINT}};
+    {"request_id", LogicalType::VARCHAR},      {"operation_id", LogicalType::VARCHAR},
+    {"selection_ms", LogicalType::BIGINT},     {"comparison_ms", LogicalType::BIGINT},
+    {"application_ms", LogicalType::BIGINT},   {"publication_ms", LogicalType::BIGINT},
+    {"target_check_ms", LogicalType::BIGINT}};
 
 static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::string> &request_id) {
 	return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
 	              OptionalId(r.ours), OptionalId(r.theirs),
-	              request_id ? Value(*request_id) : Value(LogicalType::VARCHAR), Value::BIGINT(r.timings.selection_ms),
-	              Value::BIGINT(r.timings.comparison_ms), Value::BIGINT(r.timings.application_ms),
-	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
+	              request_id ? Value(*request_id) : Value(LogicalType::VARCHAR),
+	              r.operation_id.empty() ? Value(LogicalType::VARCHAR) : Value(r.operation_id),
+	              Value::BIGINT(r.timings.selection_ms), Value::BIGINT(r.timings.comparison_ms),
+	              Value::BIGINT(r.timings.application_ms), Value::BIGINT(r.timings.publication_ms),
+	              Value::BIGINT(r.timings.target_check_ms)}};
 }
 
 static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,
@@ -41,14 +46,16 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBind
 	if (request.request_id) {
 		ValidateName("request", *request.request_id);
 	}
+	auto options = ReadMergeOptions(input);
 	return BindRows(
 	    RESULT_COLUMNS,
-	    [request](ClientContext &context) {
+	    [request, options](ClientContext &context) mutable {
+		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
-		    return ResultRow(MergeSnapshots(*context.db, *repository->metadata, repository->root, request),
+		    return ResultRow(MergeSnapshots(*context.db, *repository->metadata, repository->root, request, options),
 		                     request.request_id);
 	    },
-	    types, names);
+	    types, names, options.progress);
 }
 
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
@@ -72,14 +79,16 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
 	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
 	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
+	auto options = ReadMergeOptions(input);
 	return BindRows(
 	    RESULT_COLUMNS,
-	    [request](ClientContext &context) {
+	    [request, options](ClientContext &context) mutable {
+		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
-		    return ResultRow(MergeBranch(*context.db, *repository->metadata, repository->root, request),
+		    return ResultRow(MergeBranch(*context.db, *repository->metadata, repository->root, request, options),
 		                     request.request_id);
 	    },
-	    types, names);
+	    types, names, options.progress);
 }
 
 TableFunction MergeSnapshotsFunction() {
@@ -88,6 +97,7 @@ TableFunction MergeSnapshotsFunction() {
 	    {LogicalType::VARCHAR, LogicalType::BIGINT, LogicalType::BIGINT, LogicalType::BIGINT, LogicalType::VARCHAR},
 	    TranslatedBind<BindSnapshots>);
 	function.GetSignature().AddKeywordOnly("request_id", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	AddMergeOptions(function, MergeOptionSet::MERGE);
 	return function;
 }
 
@@ -99,6 +109,7 @@ TableFunction MergeBranchFunction() {
 	for (auto name : {"expected_base_snapshot_id", "expected_ours_snapshot_id", "expected_theirs_snapshot_id"}) {
 		function.GetSignature().AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
 	}
+	AddMergeOptions(function, MergeOptionSet::MERGE);
 	return function;
 }
 

@@ -1,7 +1,8 @@
-// differential_merge_branch_preflight(database, target, source, destination): everything the merge
-// would check, now, as one row; nothing is written and nothing is reserved.
+// differential_merge_branch_preflight(database, target, source, destination, merge options): everything
+// the merge would check, now, as one row; nothing is written and nothing is reserved.
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
+#include "functions/merge_options.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "merge/merge_branch.hpp"
@@ -21,6 +22,10 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	for (auto name : {&request.target, &request.source, &request.destination}) {
 		ValidateName("branch", *name);
 	}
+	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
+	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
+	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
+	auto options = ReadMergeOptions(input);
 	return BindRows(
 	    {{"ready", LogicalType::BOOLEAN},
 	     {"merge_action", LogicalType::VARCHAR},
@@ -30,21 +35,31 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"ours_snapshot_id", LogicalType::BIGINT},
 	     {"theirs_snapshot_id", LogicalType::BIGINT},
 	     {"issues", LogicalType::VARCHAR}},
-	    [request](ClientContext &context) {
+	    [request, options](ClientContext &context) mutable {
+		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
-		    auto p = PreflightMergeBranch(*context.db, *repository->metadata, repository->root, request);
+		    auto p = PreflightMergeBranch(*context.db, *repository->metadata, repository->root, request, options);
+		    std::string issues;
+		    for (auto &issue : p.issues) {
+			    issues += (issues.empty() ? "" : "\n") + issue;
+		    }
 		    return Rows {{Value::BOOLEAN(p.ready), Value(p.merge_action), Value(p.target_state),
 		                  Value(p.validation_state), Value::BIGINT(p.inputs.base), Value::BIGINT(p.inputs.ours),
 		                  Value::BIGINT(p.inputs.theirs),
-		                  p.issue.empty() ? Value(LogicalType::VARCHAR) : Value(p.issue)}};
+		                  issues.empty() ? Value(LogicalType::VARCHAR) : Value(issues)}};
 	    },
-	    types, names);
+	    types, names, options.progress);
 }
 
 TableFunction MergeBranchPreflightFunction() {
-	return MakeRowsFunction("differential_merge_branch_preflight",
-	                        {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR},
-	                        TranslatedBind<Bind>);
+	auto function = MakeRowsFunction(
+	    "differential_merge_branch_preflight",
+	    {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR}, TranslatedBind<Bind>);
+	for (auto name : {"expected_base_snapshot_id", "expected_ours_snapshot_id", "expected_theirs_snapshot_id"}) {
+		function.GetSignature().AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
+	}
+	AddMergeOptions(function, MergeOptionSet::PREFLIGHT);
+	return function;
 }
 
 } // namespace differential

@@ -1,7 +1,9 @@
-// differential_merge_branch_preview(database, target, source, validate =>): the comparison of a
-// branch merge, one row per table, writing nothing that anyone can see.
+// differential_merge_branch_preview(database, target, source, ...) and
+// differential_merge_snapshots_preview(database, base, ours, theirs, ...): the comparison of a merge,
+// one row per table (and per view whose definition differs), writing nothing anyone can see.
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
+#include "functions/merge_options.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "merge/merge_branch.hpp"
@@ -10,59 +12,161 @@ namespace differential {
 
 using namespace duckdb;
 
-static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
-                                     vector<Identifier> &names) {
+static LogicalType SchemaChangeType() {
+	child_list_t<LogicalType> fields;
+	for (auto name : {"column_name", "source", "sql_type", "action"}) {
+		fields.emplace_back(Identifier(name), LogicalType::VARCHAR);
+	}
+	return LogicalType::STRUCT(std::move(fields));
+}
+
+static LogicalType ViewChangeType() {
+	child_list_t<LogicalType> fields;
+	for (auto name : {"action", "source", "sql"}) {
+		fields.emplace_back(Identifier(name), LogicalType::VARCHAR);
+	}
+	return LogicalType::STRUCT(std::move(fields));
+}
+
+static LogicalType SchemaConflictType() {
+	child_list_t<LogicalType> fields;
+	for (auto name : {"kind", "column_name", "message"}) {
+		fields.emplace_back(Identifier(name), LogicalType::VARCHAR);
+	}
+	return LogicalType::STRUCT(std::move(fields));
+}
+
+static Value Text(const std::string &text) {
+	return text.empty() ? Value(LogicalType::VARCHAR) : Value(text);
+}
+
+static std::vector<ResultColumn> PreviewColumns() {
+	return {{"object_type", LogicalType::VARCHAR},
+	        {"object_name", LogicalType::VARCHAR},
+	        {"table_name", LogicalType::VARCHAR},
+	        {"base_snapshot_id", LogicalType::BIGINT},
+	        {"ours_snapshot_id", LogicalType::BIGINT},
+	        {"theirs_snapshot_id", LogicalType::BIGINT},
+	        {"ours_inserts", LogicalType::BIGINT},
+	        {"ours_updates", LogicalType::BIGINT},
+	        {"ours_deletes", LogicalType::BIGINT},
+	        {"theirs_inserts", LogicalType::BIGINT},
+	        {"theirs_updates", LogicalType::BIGINT},
+	        {"theirs_deletes", LogicalType::BIGINT},
+	        {"conflicts", LogicalType::BIGINT},
+	        {"resolved_conflicts", LogicalType::BIGINT},
+	        {"conflict_details", LogicalType::LIST(ConflictDetailType())},
+	        {"schema_changes", LogicalType::LIST(SchemaChangeType())},
+	        {"table_action", LogicalType::VARCHAR},
+	        {"view_change", ViewChangeType()},
+	        {"schema_conflicts", LogicalType::BIGINT},
+	        {"schema_conflict_details", LogicalType::LIST(SchemaConflictType())},
+	        {"validation_state", LogicalType::VARCHAR},
+	        {"validation_error", LogicalType::VARCHAR}};
+}
+
+static Rows PreviewRows(const MergePreview &preview) {
+	auto &in = preview.inputs;
+	Rows rows;
+	for (auto &object : in.objects) {
+		auto &c = object.counts;
+		bool is_table = object.object_type == "table";
+		vector<Value> changes, conflicts;
+		for (auto &change : object.schema_changes) {
+			changes.push_back(Value::STRUCT(SchemaChangeType(), {Value(change.column_name), Value(change.source),
+			                                                     Value(change.sql_type), Value(change.action)}));
+		}
+		for (auto &conflict : object.schema_conflicts) {
+			conflicts.push_back(Value::STRUCT(
+			    SchemaConflictType(), {Value(conflict.kind), Text(conflict.column_name), Value(conflict.message)}));
+		}
+		auto view_change = is_table || object.view_action.empty()
+		                       ? Value(ViewChangeType())
+		                       : Value::STRUCT(ViewChangeType(), {Value(object.view_action), Text(object.view_source),
+		                                                          Text(object.view_sql)});
+		auto count = [&](int64_t v) {
+			return is_table ? Value::BIGINT(v) : Value(LogicalType::BIGINT);
+		};
+		rows.push_back({Value(object.object_type),
+		                Value(object.name),
+		                is_table ? Value(object.name) : Text(""),
+		                Value::BIGINT(in.base),
+		                Value::BIGINT(in.ours),
+		                Value::BIGINT(in.theirs),
+		                count(c.ours_inserts),
+		                count(c.ours_updates),
+		                count(c.ours_deletes),
+		                count(c.theirs_inserts),
+		                count(c.theirs_updates),
+		                count(c.theirs_deletes),
+		                Value::BIGINT(c.conflicts),
+		                Value::BIGINT(c.resolved_conflicts),
+		                Value::LIST(ConflictDetailType(),
+		                            vector<Value>(object.conflict_details.begin(), object.conflict_details.end())),
+		                Value::LIST(SchemaChangeType(), changes),
+		                Text(object.table_action),
+		                view_change,
+		                Value::BIGINT(int64_t(object.schema_conflicts.size())),
+		                Value::LIST(SchemaConflictType(), conflicts),
+		                Value(preview.validation_state),
+		                Text(preview.validation_error)});
+	}
+	return rows;
+}
+
+static unique_ptr<FunctionData> BindBranch(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                           vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");
 	auto target = StringArgument(input, 1, "target branch");
 	auto source = StringArgument(input, 2, "source branch");
 	ValidateName("database", database);
 	ValidateName("branch", target);
 	ValidateName("branch", source);
-	bool validate = false;
-	for (auto &entry : input.named_parameters) {
-		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "validate" && !entry.second.IsNull()) {
-			validate = entry.second.GetValue<bool>();
-		}
-	}
+	auto options = ReadMergeOptions(input);
 	return BindRows(
-	    {{"table_name", LogicalType::VARCHAR},
-	     {"base_snapshot_id", LogicalType::BIGINT},
-	     {"ours_snapshot_id", LogicalType::BIGINT},
-	     {"theirs_snapshot_id", LogicalType::BIGINT},
-	     {"ours_inserts", LogicalType::BIGINT},
-	     {"ours_updates", LogicalType::BIGINT},
-	     {"ours_deletes", LogicalType::BIGINT},
-	     {"theirs_inserts", LogicalType::BIGINT},
-	     {"theirs_updates", LogicalType::BIGINT},
-	     {"theirs_deletes", LogicalType::BIGINT},
-	     {"conflicts", LogicalType::BIGINT},
-	     {"validation_state", LogicalType::VARCHAR},
-	     {"validation_error", LogicalType::VARCHAR}},
-	    [=](ClientContext &context) {
+	    PreviewColumns(),
+	    [=](ClientContext &context) mutable {
+		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
-		    auto preview = PreviewMergeBranch(*context.db, *repository->metadata, repository->root, database, target,
-		                                      source, validate);
-		    auto &in = preview.inputs;
-		    Rows rows;
-		    for (auto &t : in.tables) {
-			    auto &c = t.counts;
-			    rows.push_back(
-			        {Value(t.table), Value::BIGINT(in.base), Value::BIGINT(in.ours), Value::BIGINT(in.theirs),
-			         Value::BIGINT(c.ours_inserts), Value::BIGINT(c.ours_updates), Value::BIGINT(c.ours_deletes),
-			         Value::BIGINT(c.theirs_inserts), Value::BIGINT(c.theirs_updates), Value::BIGINT(c.theirs_deletes),
-			         Value::BIGINT(c.conflicts), Value(preview.validation_state),
-			         preview.validation_error.empty() ? Value(LogicalType::VARCHAR) : Value(preview.validation_error)});
-		    }
-		    return rows;
+		    return PreviewRows(PreviewMergeBranch(*context.db, *repository->metadata, repository->root, database,
+		                                          target, source, options));
 	    },
-	    types, names);
+	    types, names, options.progress);
+}
+
+static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,
+                                              vector<LogicalType> &types, vector<Identifier> &names) {
+	auto database = StringArgument(input, 0, "database name");
+	ValidateName("database", database);
+	auto base = SnapshotArgument(input, 1, "base");
+	auto ours = SnapshotArgument(input, 2, "ours");
+	auto theirs = SnapshotArgument(input, 3, "theirs");
+	auto options = ReadMergeOptions(input);
+	return BindRows(
+	    PreviewColumns(),
+	    [=](ClientContext &context) mutable {
+		    ReadSessionSettings(context, options);
+		    auto repository = CurrentRepository(context);
+		    return PreviewRows(PreviewMergeSnapshots(*context.db, *repository->metadata, repository->root, database,
+		                                             base, ours, theirs, options));
+	    },
+	    types, names, options.progress);
 }
 
 TableFunction MergeBranchPreviewFunction() {
+	auto function = MakeRowsFunction("differential_merge_branch_preview",
+	                                 {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR},
+	                                 TranslatedBind<BindBranch>);
+	AddMergeOptions(function, MergeOptionSet::PREVIEW);
+	return function;
+}
+
+TableFunction MergeSnapshotsPreviewFunction() {
 	auto function =
-	    MakeRowsFunction("differential_merge_branch_preview",
-	                     {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR}, TranslatedBind<Bind>);
-	function.GetSignature().AddKeywordOnly("validate", LogicalType::BOOLEAN, Value(LogicalType::BOOLEAN));
+	    MakeRowsFunction("differential_merge_snapshots_preview",
+	                     {LogicalType::VARCHAR, LogicalType::BIGINT, LogicalType::BIGINT, LogicalType::BIGINT},
+	                     TranslatedBind<BindSnapshots>);
+	AddMergeOptions(function, MergeOptionSet::PREVIEW);
 	return function;
 }
 

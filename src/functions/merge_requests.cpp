@@ -1,5 +1,5 @@
-// differential_merge_requests(database): every merge request of a database, completed or pending
-// (a failed attempt whose frozen inputs a retry with the same arguments reuses).
+// differential_merge_requests(database, request_id =>): every merge request of a database, completed,
+// pending (a failed attempt whose frozen inputs a retry with the same arguments reuses) or aborted.
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
@@ -13,6 +13,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
                                      vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
+	auto only = NamedString(input, "request_id");
 	return BindRows(
 	    {{"request_id", LogicalType::VARCHAR},
 	     {"state", LogicalType::VARCHAR},
@@ -24,15 +25,22 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"result_snapshot_id", LogicalType::BIGINT},
 	     {"attempts", LogicalType::BIGINT},
 	     {"last_error_code", LogicalType::VARCHAR},
+	     {"last_error", LogicalType::VARCHAR},
+	     {"operation_id", LogicalType::VARCHAR},
 	     {"created_at", LogicalType::TIMESTAMP_TZ},
 	     {"completed_at", LogicalType::TIMESTAMP_TZ}},
-	    [database](ClientContext &context) {
+	    [database, only](ClientContext &context) {
 		    Rows rows;
 		    for (auto &r : CurrentRepository(context)->metadata->ListMergeRequests(database)) {
+			    if (only && r.request_id != *only) {
+				    continue;
+			    }
 			    rows.push_back({Value(r.request_id), Value(r.state), Value(r.merge_action), Value(r.branch_name),
 			                    OptionalId(r.base_snapshot_id), OptionalId(r.ours_snapshot_id),
 			                    OptionalId(r.theirs_snapshot_id), OptionalId(r.snapshot_id), Value::BIGINT(r.attempts),
-			                    r.last_error_code.empty() ? Value(LogicalType::VARCHAR) : Value(r.last_error_code),
+			                    OptionalText(!r.last_error_code.empty(), r.last_error_code),
+			                    OptionalText(!r.last_error.empty(), r.last_error),
+			                    OptionalText(!r.operation_id.empty(), r.operation_id),
 			                    TimestampFromMicros(r.created_at_us),
 			                    r.completed_at_us >= 0 ? TimestampFromMicros(r.completed_at_us)
 			                                           : Value(LogicalType::TIMESTAMP_TZ)});
@@ -43,7 +51,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 }
 
 TableFunction MergeRequestsFunction() {
-	return MakeRowsFunction("differential_merge_requests", {LogicalType::VARCHAR}, TranslatedBind<Bind>);
+	auto function = MakeRowsFunction("differential_merge_requests", {LogicalType::VARCHAR}, TranslatedBind<Bind>);
+	function.GetSignature().AddKeywordOnly("request_id", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	return function;
 }
 
 } // namespace differential

@@ -10,6 +10,7 @@ using namespace duckdb;
 
 struct RowsBindData : public TableFunctionData {
 	RowProducer producer;
+	std::shared_ptr<std::atomic<double>> progress;
 };
 
 struct RowsState : public GlobalTableFunctionState {
@@ -22,13 +23,15 @@ struct RowsState : public GlobalTableFunctionState {
 };
 
 unique_ptr<FunctionData> BindRows(const std::vector<ResultColumn> &columns, RowProducer producer,
-                                  vector<LogicalType> &types, vector<Identifier> &names) {
+                                  vector<LogicalType> &types, vector<Identifier> &names,
+                                  std::shared_ptr<std::atomic<double>> progress) {
 	for (auto &column : columns) {
 		names.push_back(Identifier(column.name));
 		types.push_back(column.type);
 	}
 	auto data = make_uniq<RowsBindData>();
 	data->producer = std::move(producer);
+	data->progress = std::move(progress);
 	return std::move(data);
 }
 
@@ -54,8 +57,15 @@ static void ScanRows(ClientContext &context, TableFunctionInput &input, DataChun
 	output.SetCardinalityUnsafe(count);
 }
 
+//! DuckDB's progress bar polls this while the producer runs; -1 means "unknown".
+static double RowsProgress(ClientContext &, const FunctionData *bind_data, const GlobalTableFunctionState *) {
+	auto &data = bind_data->Cast<RowsBindData>();
+	return data.progress ? data.progress->load() : -1;
+}
+
 TableFunction MakeRowsFunction(const std::string &name, vector<LogicalType> arguments, table_function_bind_t bind) {
 	TableFunction function(Identifier(name), arguments, ScanRows, bind, InitRows);
+	function.table_scan_progress = RowsProgress;
 	return function;
 }
 

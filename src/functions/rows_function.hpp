@@ -6,7 +6,9 @@
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/client_context.hpp"
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace differential {
@@ -19,10 +21,12 @@ struct ResultColumn {
 using Rows = duckdb::vector<duckdb::vector<duckdb::Value>>;
 using RowProducer = std::function<Rows(duckdb::ClientContext &context)>;
 
-//! Declares the columns and keeps the producer to run at execution.
+//! Declares the columns and keeps the producer to run at execution. A producer that reports its
+//! progress (0-100) into `progress` shows it in DuckDB's progress bar.
 duckdb::unique_ptr<duckdb::FunctionData> BindRows(const std::vector<ResultColumn> &columns, RowProducer producer,
                                                   duckdb::vector<duckdb::LogicalType> &types,
-                                                  duckdb::vector<duckdb::Identifier> &names);
+                                                  duckdb::vector<duckdb::Identifier> &names,
+                                                  std::shared_ptr<std::atomic<double>> progress = nullptr);
 //! A table function whose bind is `bind` and whose execution runs the bound producer once.
 duckdb::TableFunction MakeRowsFunction(const std::string &name, duckdb::vector<duckdb::LogicalType> arguments,
                                        duckdb::table_function_bind_t bind);

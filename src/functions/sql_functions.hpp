@@ -27,5 +27,9 @@ duckdb::TableFunction MergeSnapshotsFunction();
 duckdb::TableFunction MergeBranchPreflightFunction();
 duckdb::TableFunction MergeRequestsFunction();
 duckdb::TableFunction MergeBranchPreviewFunction();
+duckdb::TableFunction MergeSnapshotsPreviewFunction();
+duckdb::TableFunction AbortMergeFunction();
+duckdb::TableFunction MergeResolutionsFunction();
+duckdb::TableFunction MergeStatusFunction();
 
 } // namespace differential

@@ -1,10 +1,14 @@
-// differential_merge_branch's engine: selects the inputs and base from recorded ancestry, checks
-// the target, and publishes the result (an existing snapshot, or a merged one) in one transaction.
+// The merge functions' engine: selects the inputs and base from recorded ancestry, keeps the durable
+// request, checks the target, and publishes the result (an existing snapshot, or a merged one) in
+// one transaction.
 #pragma once
 
-#include "merge/table_merge.hpp"
+#include "merge/merge_progress.hpp"
+#include "merge/merge_session.hpp"
 #include "metadata/metadata_store.hpp"
 
+#include <atomic>
+#include <memory>
 #include <optional>
 
 namespace duckdb {
@@ -12,6 +16,24 @@ class DatabaseInstance;
 }
 
 namespace differential {
+
+//! Per-call options. schema_mode and resolution_tables belong to a request's identity; limits,
+//! settings and preview paging do not (a retry may change them).
+struct MergeOptions {
+	SchemaMode schema_mode = SchemaMode::STRICT;
+	ResolutionMapping resolution_tables;
+	MergeLimits limits;
+	int64_t max_concurrent = 2;
+	//! The caller's session TimeZone and Calendar; a request freezes them at its first attempt.
+	std::string time_zone;
+	std::string calendar;
+	std::shared_ptr<std::atomic<double>> progress;
+	bool validate = false;
+	int64_t conflict_limit = 100;
+	int64_t conflict_offset = 0;
+	//! The identity-bearing options as text (empty for the defaults, so older requests still match).
+	std::string Canonical() const;
+};
 
 struct MergeBranchRequest {
 	std::string database;
@@ -36,11 +58,6 @@ struct MergeSnapshotsRequest {
 	std::string Canonical() const;
 };
 
-struct MergeTableResult {
-	std::string table;
-	TableMergeCounts counts;
-};
-
 struct MergeTimings {
 	int64_t selection_ms = 0;
 	int64_t comparison_ms = 0;
@@ -57,47 +74,50 @@ struct MergeBranchResult {
 	int64_t ours = -1;
 	int64_t theirs = -1;
 	bool replayed = false;
-	std::vector<MergeTableResult> tables;
+	std::string operation_id;
+	std::vector<MergeObjectResult> objects;
 	MergeTimings timings;
 };
 
 struct MergePreview {
 	MergeBranchResult inputs;
-	//! "valid" (staged in a disposable branch and every constraint held), "invalid", or
+	//! "valid" (staged in a disposable branch and every constraint and view held), "invalid", or
 	//! "not_checked" (not validated, conflicts, or nothing to combine).
 	std::string validation_state;
+	//! Why it is invalid: merge_validation_failed (a constraint) or a schema conflict kind.
+	std::string validation_code;
 	std::string validation_error;
 };
 
-MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
-                              const std::string &repository, const MergeBranchRequest &request);
-//! A merge of three given snapshots (an explicit base, e.g. for criss-cross histories) into a
-//! new branch.
-MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
-                                 const std::string &repository, const MergeSnapshotsRequest &request);
-//! The staging and publication shared by both merges; `result` carries the inputs.
-void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
-                     const std::string &database, const std::string &destination, bool create_destination,
-                     const std::string &description, MetadataStore::MergeRecord record, MergeBranchResult &result);
-//! Compares without publishing anything; with `validate`, also builds the result in a staging
-//! branch that is dropped afterwards, so DuckDB checks every constraint.
 struct MergePreflight {
 	MergeBranchResult inputs;
 	bool ready = false;
 	std::string merge_action;
-	//! clean, attached (open in this process), locked (written by another process), dirty, or missing.
+	//! clean, attached (open in this process), locked (written by another process), dirty, new or exists.
 	std::string target_state;
 	std::string validation_state;
-	//! The first problem found, as "<code>: <message>", or empty when ready.
-	std::string issue;
+	//! Every problem found, each as "<code>: <message>"; empty when ready.
+	std::vector<std::string> issues;
 };
 
-//! Every check a merge would make, at this moment, without merging: a reading, not a reservation.
-MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
-                                    const std::string &repository, const MergeBranchRequest &request);
-
+MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                              const std::string &repository, const MergeBranchRequest &request,
+                              const MergeOptions &options);
+//! A merge of three given snapshots (an explicit base, e.g. for criss-cross histories) into a new branch.
+MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                 const std::string &repository, const MergeSnapshotsRequest &request,
+                                 const MergeOptions &options);
+//! Compares without publishing anything; with `validate`, also builds the result in a staging
+//! branch that is dropped afterwards, so DuckDB checks every constraint and view.
 MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                                 const std::string &repository, const std::string &database, const std::string &target,
-                                const std::string &source, bool validate);
+                                const std::string &source, const MergeOptions &options);
+MergePreview PreviewMergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                   const std::string &repository, const std::string &database, int64_t base,
+                                   int64_t ours, int64_t theirs, const MergeOptions &options);
+//! Every check a merge would make, at this moment, without merging: a reading, not a reservation.
+MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
+                                    const std::string &repository, const MergeBranchRequest &request,
+                                    const MergeOptions &options);
 
 } // namespace differential

@@ -8,11 +8,11 @@
 
 namespace differential {
 
-static std::vector<std::string> ValueColumns(const TableShape &table) {
+std::vector<std::string> TableShape::ValueColumns() const {
 	std::vector<std::string> out;
-	for (auto &column : table.columns) {
+	for (auto &column : columns) {
 		bool is_key = false;
-		for (auto &k : table.key) {
+		for (auto &k : key) {
 			is_key = is_key || k == column;
 		}
 		if (!is_key) {
@@ -22,7 +22,16 @@ static std::vector<std::string> ValueColumns(const TableShape &table) {
 	return out;
 }
 
-static std::string Join(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty) {
+std::string TableShape::TypeOf(const std::string &column) const {
+	for (size_t i = 0; i < columns.size(); i++) {
+		if (columns[i] == column) {
+			return types[i];
+		}
+	}
+	return "VARCHAR";
+}
+
+std::string JoinSql(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty) {
 	if (parts.empty()) {
 		return empty;
 	}
@@ -37,13 +46,32 @@ static std::string N(const char *prefix, size_t i) {
 	return std::string(prefix) + std::to_string(i);
 }
 
+static std::string Qualified(const std::string &catalog, const std::string &table) {
+	return SqlIdentifier(catalog) + ".main." + SqlIdentifier(table);
+}
+
+//! One input's rows with the result's columns: a column the input lacks reads as a typed NULL, and
+//! an input without the table has no rows.
+static std::string SideRelation(const TableShape &table, const std::string &catalog, const SideColumns &side) {
+	std::vector<std::string> select;
+	for (size_t i = 0; i < table.columns.size(); i++) {
+		auto c = SqlIdentifier(table.columns[i]);
+		if (side.table_present && side.columns.count(table.columns[i])) {
+			select.push_back(c);
+		} else {
+			select.push_back("NULL::" + table.types[i] + " AS " + c);
+		}
+	}
+	select.push_back("true AS __differential_present");
+	if (!side.table_present) {
+		return "(SELECT " + JoinSql(select, ", ", "") + " WHERE false)";
+	}
+	return "(SELECT " + JoinSql(select, ", ", "") + " FROM " + Qualified(catalog, table.name) + ")";
+}
+
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
                           const std::string &theirs) {
-	auto values = ValueColumns(table);
-	auto side = [&](const std::string &catalog) {
-		return "(SELECT *, true AS __differential_present FROM " + SqlIdentifier(catalog) + ".main." +
-		       SqlIdentifier(table.name) + ")";
-	};
+	auto values = table.ValueColumns();
 	std::vector<std::string> select, on_bo, on_t;
 	for (size_t i = 0; i < table.key.size(); i++) {
 		auto k = SqlIdentifier(table.key[i]);
@@ -60,11 +88,12 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 		select.push_back("o." + c + " AS " + N("o_", i));
 		select.push_back("t." + c + " AS " + N("t_", i));
 	}
-	auto joined = "SELECT " + Join(select, ", ", "") + " FROM " + side(base) + " b FULL OUTER JOIN " + side(ours) +
-	              " o ON " + Join(on_bo, " AND ", "true") + " FULL OUTER JOIN " + side(theirs) + " t ON " +
-	              Join(on_t, " AND ", "true");
+	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " + SideRelation(table, base, table.base) +
+	              " b FULL OUTER JOIN " + SideRelation(table, ours, table.ours) + " o ON " +
+	              JoinSql(on_bo, " AND ", "true") + " FULL OUTER JOIN " + SideRelation(table, theirs, table.theirs) +
+	              " t ON " + JoinSql(on_t, " AND ", "true");
 
-	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, merged;
+	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
 		auto b = N("b_", i), o = N("o_", i), t = N("t_", i);
 		o_changed.push_back(o + " IS DISTINCT FROM " + b);
@@ -73,11 +102,18 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 		cell_conflict.push_back("(" + o + " IS DISTINCT FROM " + b + " AND " + t + " IS DISTINCT FROM " + b + " AND " +
 		                        o + " IS DISTINCT FROM " + t + ")");
 		takes_theirs.push_back("(" + o + " IS NOT DISTINCT FROM " + b + " AND " + t + " IS DISTINCT FROM " + b + ")");
-		merged.push_back("CASE WHEN " + o + " IS NOT DISTINCT FROM " + b + " THEN " + t + " ELSE " + o + " END AS " +
-		                 N("m_", i));
+		decided.push_back("CASE WHEN " + o + " IS NOT DISTINCT FROM " + b + " THEN " + t + " ELSE " + o + " END AS " +
+		                  N("m_", i));
+		decided.push_back("in_b AND in_o AND in_t AND " + cell_conflict.back() + " AS " + N("c_", i));
+		// The columns a conflict is about: the clashing cells, the cells two insertions disagree on,
+		// or the cells the updating side of a delete_update changed.
+		columns.push_back("CASE WHEN CASE action WHEN 'conflict:cell' THEN " + N("c_", i) +
+		                  " WHEN 'conflict:insert_insert' THEN " + differ.back() +
+		                  " WHEN 'conflict:delete_update' THEN CASE WHEN in_o THEN " + o_changed.back() + " ELSE " +
+		                  t_changed.back() + " END ELSE false END THEN " + SqlLiteral(values[i]) + " END");
 	}
 	auto any = [&](const std::vector<std::string> &terms) {
-		return "(" + Join(terms, " OR ", "false") + ")";
+		return "(" + JoinSql(terms, " OR ", "false") + ")";
 	};
 	auto action = "CASE WHEN in_b AND in_o AND in_t THEN CASE WHEN " + any(cell_conflict) +
 	              " THEN 'conflict:cell' WHEN " + any(takes_theirs) +
@@ -93,24 +129,52 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	              any(o_changed) + " THEN 'conflict:delete_update' ELSE 'delete' END ELSE 'keep' END AS action";
 	// Rows present everywhere and unchanged on both sides count for nothing and need no action:
 	// leaving them out keeps the materialized decisions as small as the change, not the table.
-	return "SELECT *, " + any(o_changed) + " AS o_changed, " + any(t_changed) + " AS t_changed, " +
-	       (merged.empty() ? std::string() : Join(merged, ", ", "") + ", ") + action + " FROM (" + joined +
-	       ") WHERE NOT (in_b AND in_o AND in_t) OR " + any(o_changed) + " OR " + any(t_changed);
+	auto decisions = "SELECT *, " + any(o_changed) + " AS o_changed, " + any(t_changed) + " AS t_changed, " +
+	                 (decided.empty() ? std::string() : JoinSql(decided, ", ", "") + ", ") + action + " FROM (" +
+	                 joined + ") WHERE NOT (in_b AND in_o AND in_t) OR " + any(o_changed) + " OR " + any(t_changed);
+	auto conflict_columns = columns.empty()
+	                            ? std::string("[]::VARCHAR[]")
+	                            : "[x FOR x IN [" + JoinSql(columns, ", ", "") + "] IF x IS NOT NULL]::VARCHAR[]";
+	return "SELECT *, " + conflict_columns + " AS conflict_columns, false AS resolved FROM (" + decisions + ")";
 }
 
-std::string CountQuery(const TableShape &table, const std::string &decisions) {
+std::string CountQuery(const std::string &decisions) {
 	return "SELECT count(*) FILTER (NOT in_b AND in_o), count(*) FILTER (in_b AND in_o AND o_changed), "
 	       "count(*) FILTER (in_b AND NOT in_o), count(*) FILTER (NOT in_b AND in_t), "
 	       "count(*) FILTER (in_b AND in_t AND t_changed), count(*) FILTER (in_b AND NOT in_t), "
-	       "count(*) FILTER (action LIKE 'conflict:%') FROM " +
+	       "count(*) FILTER (action LIKE 'conflict:%'), count(*) FILTER (resolved) FROM " +
 	       decisions;
+}
+
+static std::vector<std::string> KeyNames(const TableShape &table) {
+	std::vector<std::string> keys;
+	for (size_t i = 0; i < table.key.size(); i++) {
+		keys.push_back(N("k_", i));
+	}
+	return keys;
+}
+
+std::string ConflictQuery(const TableShape &table, const std::string &decisions, int64_t limit, int64_t offset) {
+	auto keys = KeyNames(table);
+	std::vector<std::string> select = keys;
+	for (auto column : {"in_b", "in_o", "in_t", "replace(action, 'conflict:', '')", "conflict_columns"}) {
+		select.push_back(column);
+	}
+	auto values = table.ValueColumns();
+	for (size_t i = 0; i < values.size(); i++) {
+		select.push_back(N("b_", i));
+		select.push_back(N("o_", i));
+		select.push_back(N("t_", i));
+	}
+	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + decisions + " WHERE action LIKE 'conflict:%' ORDER BY " +
+	       JoinSql(keys, ", ", "1") + " LIMIT " + std::to_string(limit) + " OFFSET " + std::to_string(offset);
 }
 
 std::vector<std::string> ApplyStatements(const TableShape &table, const std::string &decisions,
                                          const std::string &target) {
-	auto values = ValueColumns(table);
-	auto qualified = SqlIdentifier(target) + ".main." + SqlIdentifier(table.name);
-	std::vector<std::string> match, keys, inserted_columns, inserted_values, set;
+	auto values = table.ValueColumns();
+	auto qualified = Qualified(target, table.name);
+	std::vector<std::string> match, inserted_columns, inserted_values, set;
 	for (size_t i = 0; i < table.key.size(); i++) {
 		match.push_back(qualified + "." + SqlIdentifier(table.key[i]) + " = d." + N("k_", i));
 		inserted_columns.push_back(SqlIdentifier(table.key[i]));
@@ -119,18 +183,37 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 	for (size_t i = 0; i < values.size(); i++) {
 		set.push_back(SqlIdentifier(values[i]) + " = d." + N("m_", i));
 		inserted_columns.push_back(SqlIdentifier(values[i]));
-		inserted_values.push_back(N("t_", i));
+		inserted_values.push_back(N("m_", i));
 	}
 	std::vector<std::string> out;
 	out.push_back("DELETE FROM " + qualified + " USING " + decisions + " d WHERE d.action = 'delete' AND " +
-	              Join(match, " AND ", "true"));
+	              JoinSql(match, " AND ", "true"));
 	if (!set.empty()) {
-		out.push_back("UPDATE " + qualified + " SET " + Join(set, ", ", "") + " FROM " + decisions +
-		              " d WHERE d.action = 'update' AND " + Join(match, " AND ", "true"));
+		out.push_back("UPDATE " + qualified + " SET " + JoinSql(set, ", ", "") + " FROM " + decisions +
+		              " d WHERE d.action = 'update' AND " + JoinSql(match, " AND ", "true"));
 	}
-	out.push_back("INSERT INTO " + qualified + " (" + Join(inserted_columns, ", ", "") + ") SELECT " +
-	              Join(inserted_values, ", ", "") + " FROM " + decisions + " WHERE action = 'insert'");
+	out.push_back("INSERT INTO " + qualified + " (" + JoinSql(inserted_columns, ", ", "") + ") SELECT " +
+	              JoinSql(inserted_values, ", ", "") + " FROM " + decisions + " WHERE action = 'insert'");
 	return out;
+}
+
+std::string ChangedRowsQuery(const TableShape &table, const std::string &base, const std::string &side,
+                             const std::string &column) {
+	auto b = Qualified(base, table.name), s = Qualified(side, table.name);
+	if (column.empty()) {
+		return "SELECT (SELECT count(*) FROM (FROM " + b + " EXCEPT ALL FROM " + s +
+		       ")) + (SELECT count(*) FROM (FROM " + s + " EXCEPT ALL FROM " + b + "))";
+	}
+	std::vector<std::string> on;
+	for (auto &k : table.key) {
+		on.push_back("b." + SqlIdentifier(k) + " = s." + SqlIdentifier(k));
+	}
+	auto c = SqlIdentifier(column);
+	auto present = "s." + SqlIdentifier(table.key[0]) + " IS NOT NULL";
+	auto in_base = "b." + SqlIdentifier(table.key[0]) + " IS NOT NULL";
+	return "SELECT count(*) FROM " + b + " b FULL OUTER JOIN " + s + " s ON " + JoinSql(on, " AND ", "true") +
+	       " WHERE " + present + " AND ((NOT " + in_base + " AND s." + c + " IS NOT NULL) OR (" + in_base + " AND s." +
+	       c + " IS DISTINCT FROM b." + c + "))";
 }
 
 } // namespace differential

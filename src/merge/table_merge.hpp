@@ -3,17 +3,30 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace differential {
 
-//! A table as the merge sees it: its columns in order, with their types, and its primary key.
+//! Which of the result's columns an input has; an input without the table contributes no rows, one
+//! without a column contributes a typed NULL for it (additive schema mode).
+struct SideColumns {
+	bool table_present = true;
+	std::set<std::string> columns;
+};
+
+//! A table as the merge sees it: the result's columns in order, with their types, its primary key,
+//! and what each input has of it.
 struct TableShape {
 	std::string name;
 	std::vector<std::string> columns;
 	std::vector<std::string> types;
 	std::vector<std::string> key;
+	SideColumns base, ours, theirs;
+	//! The non-key columns, in order: value column i of the decision table is values[i].
+	std::vector<std::string> ValueColumns() const;
+	std::string TypeOf(const std::string &column) const;
 };
 
 struct TableMergeCounts {
@@ -24,17 +37,28 @@ struct TableMergeCounts {
 	int64_t theirs_updates = 0;
 	int64_t theirs_deletes = 0;
 	int64_t conflicts = 0;
+	int64_t resolved_conflicts = 0;
 };
 
 //! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence
-//! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the other columns, the merged values m_i, and
-//! `action`: keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
+//! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
+//! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
+//! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
                           const std::string &theirs);
 //! Counts over a materialized decision table, in the column order of TableMergeCounts.
-std::string CountQuery(const TableShape &table, const std::string &decisions);
+std::string CountQuery(const std::string &decisions);
+//! The remaining conflicts, ordered by key: k_i, in_b, in_o, in_t, kind, conflict_columns, then b_i, o_i, t_i per
+//! value column.
+std::string ConflictQuery(const TableShape &table, const std::string &decisions, int64_t limit, int64_t offset);
 //! Statements applying the decisions to `target` (a writable copy of ours): deletes, updates, inserts.
 std::vector<std::string> ApplyStatements(const TableShape &table, const std::string &decisions,
                                          const std::string &target);
+//! How many rows of `side`'s copy of the table differ from the base's (a removal on the other side
+//! needs none); with `column`, only differences in that column of rows the side has.
+std::string ChangedRowsQuery(const TableShape &table, const std::string &base, const std::string &side,
+                             const std::string &column);
+
+std::string JoinSql(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty);
 
 } // namespace differential

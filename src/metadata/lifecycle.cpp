@@ -165,7 +165,8 @@ void MetadataStore::DropDatabase(const std::string &database) {
 		    .Bind(1, database_id)
 		    .Run();
 	}
-	for (auto table : {"branches", "snapshots", "snapshot_parents", "expired_snapshots", "databases"}) {
+	for (auto table : {"branches", "snapshots", "snapshot_parents", "expired_snapshots", "merge_requests",
+	                   "merge_resolutions", "databases"}) {
 		db.Prepare(std::string("DELETE FROM ") + table + " WHERE database_id = ?").Bind(1, database_id).Run();
 	}
 	txn.Commit();

@@ -9,8 +9,8 @@ namespace differential {
 
 static const char *MERGE_REQUEST_COLUMNS =
     "SELECT request_id, arguments, state, merge_action, branch_name, snapshot_id, base_snapshot_id, "
-    "ours_snapshot_id, theirs_snapshot_id, last_error_code, created_at_us, completed_at_us, attempts "
-    "FROM merge_requests ";
+    "ours_snapshot_id, theirs_snapshot_id, last_error_code, created_at_us, completed_at_us, attempts, operation_id, "
+    "time_zone, calendar, last_error, aborted_by FROM merge_requests ";
 
 static MetadataStore::MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
 	MetadataStore::MergeRecord r;
@@ -30,6 +30,11 @@ static MetadataStore::MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
 	r.created_at_us = stmt.Int(10);
 	r.completed_at_us = id(11);
 	r.attempts = stmt.Int(12);
+	r.operation_id = stmt.Text(13);
+	r.time_zone = stmt.Text(14);
+	r.calendar = stmt.Text(15);
+	r.last_error = stmt.Text(16);
+	r.aborted_by = stmt.Text(17);
 	return r;
 }
 
@@ -58,16 +63,45 @@ std::vector<MetadataStore::MergeRecord> MetadataStore::ListMergeRequests(const s
 	return out;
 }
 
+std::string MetadataStore::BeginMergeAttempt(const std::string &database, const MergeRecord &record) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
+	           "base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, operation_id, time_zone, "
+	           "calendar) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database_id, request_id) "
+	           "DO UPDATE SET attempts = attempts + 1 WHERE state = 'pending'")
+	    .Bind(1, database_id)
+	    .Bind(2, record.request_id)
+	    .Bind(3, record.arguments)
+	    .Bind(4, record.merge_action)
+	    .Bind(5, record.branch_name)
+	    .Bind(6, record.base_snapshot_id)
+	    .Bind(7, record.ours_snapshot_id)
+	    .Bind(8, record.theirs_snapshot_id)
+	    .Bind(9, NowMicros())
+	    .Bind(10, NewUuid())
+	    .Bind(11, record.time_zone)
+	    .Bind(12, record.calendar)
+	    .Run();
+	auto stmt = db.Prepare("SELECT operation_id FROM merge_requests WHERE database_id = ? AND request_id = ?");
+	stmt.Bind(1, database_id).Bind(2, record.request_id);
+	stmt.Step();
+	auto operation_id = stmt.Text(0);
+	txn.Commit();
+	return operation_id;
+}
+
 void MetadataStore::RecordPendingMerge(const std::string &database, const MergeRecord &record,
                                        const std::string &error_code, const std::string &error) {
 	std::lock_guard<std::mutex> guard(lock);
 	SqliteTransaction txn(db);
 	auto database_id = RequireDatabaseId(database);
 	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
-	           "base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, last_error_code, last_error) "
-	           "VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database_id, request_id) DO UPDATE "
-	           "SET attempts = attempts + 1, last_error_code = excluded.last_error_code, last_error = "
-	           "excluded.last_error WHERE state = 'pending'")
+	           "base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, last_error_code, last_error, "
+	           "operation_id, time_zone, calendar) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON "
+	           "CONFLICT (database_id, request_id) DO UPDATE SET last_error_code = excluded.last_error_code, "
+	           "last_error = excluded.last_error WHERE state = 'pending'")
 	    .Bind(1, database_id)
 	    .Bind(2, record.request_id)
 	    .Bind(3, record.arguments)
@@ -79,22 +113,99 @@ void MetadataStore::RecordPendingMerge(const std::string &database, const MergeR
 	    .Bind(9, NowMicros())
 	    .Bind(10, error_code)
 	    .Bind(11, error)
+	    .Bind(12, NewUuid())
+	    .Bind(13, record.time_zone)
+	    .Bind(14, record.calendar)
 	    .Run();
 	txn.Commit();
+}
+
+void MetadataStore::FreezeResolutions(const std::string &database, const std::string &request_id,
+                                      const std::vector<std::pair<std::string, std::string>> &decisions) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	for (auto &entry : decisions) {
+		db.Prepare("INSERT OR IGNORE INTO merge_resolutions VALUES (?, ?, ?, ?)")
+		    .Bind(1, database_id)
+		    .Bind(2, request_id)
+		    .Bind(3, entry.first)
+		    .BindBlob(4, entry.second.data(), entry.second.size())
+		    .Run();
+	}
+	txn.Commit();
+}
+
+std::vector<std::pair<std::string, std::string>> MetadataStore::FrozenResolutions(const std::string &database,
+                                                                                  const std::string &request_id) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto database_id = RequireDatabaseId(database);
+	auto stmt = db.Prepare("SELECT table_name, decisions FROM merge_resolutions WHERE database_id = ? AND "
+	                       "request_id = ? ORDER BY table_name");
+	stmt.Bind(1, database_id).Bind(2, request_id);
+	std::vector<std::pair<std::string, std::string>> out;
+	while (stmt.Step()) {
+		auto blob = stmt.Blob(1);
+		out.emplace_back(stmt.Text(0), std::string(blob.begin(), blob.end()));
+	}
+	return out;
+}
+
+MetadataStore::MergeRecord MetadataStore::AbortMergeRequest(const std::string &database,
+                                                            const std::string &operation_id,
+                                                            const std::string &abort_request_id) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	auto find = db.Prepare(std::string(MERGE_REQUEST_COLUMNS) + "WHERE database_id = ? AND operation_id = ?");
+	find.Bind(1, database_id).Bind(2, operation_id);
+	if (!find.Step()) {
+		Fail(ErrorKind::NOT_FOUND, "merge_request_not_found",
+		     "Database " + QuoteName(database) + " has no merge operation " + QuoteName(operation_id) +
+		         "; nothing was aborted. List operations with differential_merge_requests('" + database + "').");
+	}
+	auto record = ReadMergeRecord(find);
+	if (record.state == "complete") {
+		Fail(ErrorKind::CONFLICT, "merge_already_complete",
+		     "Merge request " + QuoteName(record.request_id) + " already completed with snapshot " +
+		         std::to_string(record.snapshot_id) +
+		         "; a completed merge cannot be aborted. Restore the branch to undo its result.");
+	}
+	if (record.state == "pending") {
+		db.Prepare("UPDATE merge_requests SET state = 'aborted', aborted_by = ?, completed_at_us = ? WHERE "
+		           "database_id = ? AND operation_id = ?")
+		    .Bind(1, abort_request_id)
+		    .Bind(2, NowMicros())
+		    .Bind(3, database_id)
+		    .Bind(4, operation_id)
+		    .Run();
+		record.state = "aborted";
+		record.aborted_by = abort_request_id;
+	}
+	txn.Commit();
+	return record;
 }
 
 void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &record) {
 	if (record.request_id.empty()) {
 		return;
 	}
+	// An abort that landed while this attempt ran wins: the publication rolls back with it.
+	auto state = db.Prepare("SELECT state FROM merge_requests WHERE database_id = ? AND request_id = ?");
+	state.Bind(1, database_id).Bind(2, record.request_id);
+	if (state.Step() && state.Text(0) == "aborted") {
+		Fail(ErrorKind::INVALID_INPUT, "merge_aborted",
+		     "Request " + QuoteName(record.request_id) +
+		         " was aborted while it ran; nothing was published. Start the merge again under a new request_id.");
+	}
 	auto now = NowMicros();
 	// Completes a pending request (an earlier failed attempt) or records a new one.
 	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
-	           "snapshot_id, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, completed_at_us) "
-	           "VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database_id, request_id) DO UPDATE "
+	           "snapshot_id, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, completed_at_us, "
+	           "operation_id) VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?, lower(hex(randomblob(16)))) ON "
+	           "CONFLICT (database_id, request_id) DO UPDATE "
 	           "SET state = 'complete', merge_action = excluded.merge_action, snapshot_id = excluded.snapshot_id, "
-	           "completed_at_us = excluded.completed_at_us, attempts = attempts + 1, last_error_code = NULL, "
-	           "last_error = NULL")
+	           "completed_at_us = excluded.completed_at_us, last_error_code = NULL, last_error = NULL")
 	    .Bind(1, database_id)
 	    .Bind(2, record.request_id)
 	    .Bind(3, record.arguments)

@@ -140,6 +140,22 @@ CREATE TABLE merge_requests(
 CREATE INDEX chunks_by_segment ON chunks(segment_id);
 CREATE INDEX extents_by_segment ON file_extents(segment_id);
 )",
+    // 3: merge requests become operations: an id to abort by, the session settings a retry reuses, and
+    // the resolution decisions frozen by the first attempt that compared.
+    R"(
+ALTER TABLE merge_requests ADD COLUMN operation_id TEXT;
+ALTER TABLE merge_requests ADD COLUMN time_zone TEXT;
+ALTER TABLE merge_requests ADD COLUMN calendar TEXT;
+ALTER TABLE merge_requests ADD COLUMN aborted_by TEXT;
+UPDATE merge_requests SET operation_id = lower(hex(randomblob(16))) WHERE operation_id IS NULL;
+CREATE UNIQUE INDEX merge_requests_by_operation ON merge_requests(operation_id);
+CREATE TABLE merge_resolutions(
+    database_id INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    decisions BLOB NOT NULL,
+    PRIMARY KEY(database_id, request_id, table_name));
+)",
 };
 
 MetadataStore::MetadataStore(const std::string &root_p) : root(root_p), db(root_p + "/metadata.sqlite") {

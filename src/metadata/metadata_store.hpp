@@ -132,6 +132,14 @@ public:
 		int64_t created_at_us = 0;
 		int64_t completed_at_us = -1;
 		int64_t attempts = 0;
+		//! Names the request for differential_abort_merge, also when it has no request id of its own.
+		std::string operation_id;
+		//! The session's TimeZone and Calendar at the first attempt: every retry runs with them.
+		std::string time_zone;
+		std::string calendar;
+		std::string last_error;
+		//! The request id of the abort that ended it.
+		std::string aborted_by;
 	};
 	std::optional<MergeRecord> FindMergeRequest(const std::string &database, const std::string &request_id);
 	//! Records a failed attempt: the request stays pending with its (frozen) inputs and the error,
@@ -139,6 +147,18 @@ public:
 	//! never touched.
 	void RecordPendingMerge(const std::string &database, const MergeRecord &record, const std::string &error_code,
 	                        const std::string &error);
+	//! Records the start of an attempt: a new request is pending with attempt 1, a pending one counts
+	//! another attempt. Returns the request's operation id.
+	std::string BeginMergeAttempt(const std::string &database, const MergeRecord &record);
+	//! Stores the request's decisions (table -> serialized rows) unless the request already has some:
+	//! the first attempt that compares freezes them.
+	void FreezeResolutions(const std::string &database, const std::string &request_id,
+	                       const std::vector<std::pair<std::string, std::string>> &decisions);
+	std::vector<std::pair<std::string, std::string>> FrozenResolutions(const std::string &database,
+	                                                                   const std::string &request_id);
+	//! Ends a pending request for good (aborted is terminal); refuses unknown and completed ones.
+	MergeRecord AbortMergeRequest(const std::string &database, const std::string &operation_id,
+	                              const std::string &abort_request_id);
 	std::vector<MergeRecord> ListMergeRequests(const std::string &database);
 	//! Makes the staging branch's state a snapshot with parents [ours, theirs] and points the
 	//! destination at it (creating the destination when `create_destination`), drops the staging

@@ -1,0 +1,76 @@
+// Merge options: one place that names them, so every merge function takes the same ones.
+#include "functions/merge_options.hpp"
+
+#include "common/errors.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "functions/rows_function.hpp"
+
+namespace differential {
+
+using namespace duckdb;
+
+static const char *LIMIT_OPTIONS[] = {"max_rows_read", "max_bytes_read", "max_staging_bytes", "timeout_ms"};
+
+void AddMergeOptions(TableFunction &function, MergeOptionSet set) {
+	auto &signature = function.GetSignature();
+	signature.AddKeywordOnly("schema_mode", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	auto map_type = LogicalType::MAP(LogicalType::VARCHAR, LogicalType::VARCHAR);
+	signature.AddKeywordOnly("resolution_tables", map_type, Value(map_type));
+	for (auto name : LIMIT_OPTIONS) {
+		signature.AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
+	}
+	if (set == MergeOptionSet::PREVIEW) {
+		signature.AddKeywordOnly("validate", LogicalType::BOOLEAN, Value(LogicalType::BOOLEAN));
+		signature.AddKeywordOnly("conflict_limit", LogicalType::BIGINT, Value(LogicalType::BIGINT));
+		signature.AddKeywordOnly("conflict_offset", LogicalType::BIGINT, Value(LogicalType::BIGINT));
+	}
+}
+
+static int64_t NonNegative(TableFunctionBindInput &input, const std::string &name, int64_t fallback) {
+	auto value = NamedInteger(input, name);
+	if (!value) {
+		return fallback;
+	}
+	if (*value < 0) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		     name + " must be 0 or more (0 means no limit for the limits), not " + std::to_string(*value) + ".");
+	}
+	return *value;
+}
+
+MergeOptions ReadMergeOptions(TableFunctionBindInput &input) {
+	MergeOptions options;
+	options.schema_mode = ParseSchemaMode(NamedString(input, "schema_mode"));
+	for (auto &entry : input.named_parameters) {
+		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "resolution_tables") {
+			options.resolution_tables = ParseResolutionMapping(entry.second);
+		}
+		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "validate" && !entry.second.IsNull()) {
+			options.validate = entry.second.GetValue<bool>();
+		}
+	}
+	options.limits.max_rows_read = NonNegative(input, "max_rows_read", options.limits.max_rows_read);
+	options.limits.max_bytes_read = NonNegative(input, "max_bytes_read", options.limits.max_bytes_read);
+	options.limits.max_staging_bytes = NonNegative(input, "max_staging_bytes", options.limits.max_staging_bytes);
+	options.limits.timeout_ms = NonNegative(input, "timeout_ms", options.limits.timeout_ms);
+	options.conflict_limit = NonNegative(input, "conflict_limit", options.conflict_limit);
+	options.conflict_offset = NonNegative(input, "conflict_offset", options.conflict_offset);
+	options.progress = std::make_shared<std::atomic<double>>(0.0);
+	return options;
+}
+
+void ReadSessionSettings(ClientContext &context, MergeOptions &options) {
+	Value value;
+	// TimeZone and Calendar exist when ICU is loaded; without it there is nothing to freeze.
+	if (context.TryGetCurrentSetting("TimeZone", value) && !value.IsNull()) {
+		options.time_zone = value.ToString();
+	}
+	if (context.TryGetCurrentSetting("Calendar", value) && !value.IsNull()) {
+		options.calendar = value.ToString();
+	}
+	if (context.TryGetCurrentSetting("differential_merge_max_concurrent", value) && !value.IsNull()) {
+		options.max_concurrent = value.GetValue<int64_t>();
+	}
+}
+
+} // namespace differential

@@ -1,0 +1,17 @@
+// The named options every merge function shares (schema_mode, resolution_tables, limits) and the
+// preview ones (validate, conflict paging), read at bind; session settings are read at execution.
+#pragma once
+
+#include "duckdb/function/table_function.hpp"
+#include "merge/merge_branch.hpp"
+
+namespace differential {
+
+enum class MergeOptionSet { MERGE, PREVIEW, PREFLIGHT };
+
+void AddMergeOptions(duckdb::TableFunction &function, MergeOptionSet set);
+MergeOptions ReadMergeOptions(duckdb::TableFunctionBindInput &input);
+//! Fills what comes from the session running the call: TimeZone, Calendar, the concurrency limit.
+void ReadSessionSettings(duckdb::ClientContext &context, MergeOptions &options);
+
+} // namespace differential

@@ -1,0 +1,272 @@
+// Reads a merge input's catalog through DuckDB's own metadata functions and parser, and refuses
+// every object the merge cannot compare and recreate exactly (the specification's scope table).
+#include "merge/merge_catalog.hpp"
+
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "common/sql_quote.hpp"
+#include "duckdb/common/types.hpp"
+#include "duckdb/parser/column_definition.hpp"
+#include "duckdb/parser/parsed_data/create_table_info.hpp"
+#include "duckdb/parser/parser.hpp"
+#include "duckdb/parser/statement/create_statement.hpp"
+#include "merge/merge_sql.hpp"
+#include "merge/supported_scope.hpp"
+
+namespace differential {
+
+using duckdb::LogicalType;
+using duckdb::LogicalTypeId;
+
+const ColumnDef *TableDef::FindColumn(const std::string &column) const {
+	for (auto &c : columns) {
+		if (c.name == column) {
+			return &c;
+		}
+	}
+	return nullptr;
+}
+
+[[noreturn]] static void Unsupported(const std::string &object, const std::string &side, const std::string &why) {
+	Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+	     object + " in " + side + " " + why +
+	         ", which differential cannot merge (see the supported scope in docs/MERGES.md); nothing was merged. "
+	         "Change it on the branches, or merge this data manually with SQL.");
+}
+
+//! Why a column type cannot be merged as a plain value, or empty: only types whose native equality is
+//! exact and needs no extension or collation.
+static std::string UnsupportedType(const LogicalType &type) {
+	if (type.HasAlias()) {
+		return "has the type " + type.ToString();
+	}
+	switch (type.id()) {
+	case LogicalTypeId::BOOLEAN:
+	case LogicalTypeId::TINYINT:
+	case LogicalTypeId::SMALLINT:
+	case LogicalTypeId::INTEGER:
+	case LogicalTypeId::BIGINT:
+	case LogicalTypeId::HUGEINT:
+	case LogicalTypeId::UTINYINT:
+	case LogicalTypeId::USMALLINT:
+	case LogicalTypeId::UINTEGER:
+	case LogicalTypeId::UBIGINT:
+	case LogicalTypeId::UHUGEINT:
+	case LogicalTypeId::FLOAT:
+	case LogicalTypeId::DOUBLE:
+	case LogicalTypeId::DECIMAL:
+	case LogicalTypeId::BLOB:
+	case LogicalTypeId::UUID:
+	case LogicalTypeId::DATE:
+	case LogicalTypeId::TIME:
+	case LogicalTypeId::TIME_NS:
+	case LogicalTypeId::TIME_TZ:
+	case LogicalTypeId::TIMESTAMP:
+	case LogicalTypeId::TIMESTAMP_SEC:
+	case LogicalTypeId::TIMESTAMP_MS:
+	case LogicalTypeId::TIMESTAMP_NS:
+	case LogicalTypeId::TIMESTAMP_TZ:
+	case LogicalTypeId::TIMESTAMP_TZ_NS:
+	case LogicalTypeId::INTERVAL:
+		return "";
+	case LogicalTypeId::VARCHAR:
+		return duckdb::StringType::GetCollation(type).empty() ? "" : "has a non-default collation";
+	case LogicalTypeId::LIST:
+		return UnsupportedType(duckdb::ListType::GetChildType(type));
+	case LogicalTypeId::ARRAY:
+		return UnsupportedType(duckdb::ArrayType::GetChildType(type));
+	case LogicalTypeId::MAP: {
+		auto key = UnsupportedType(duckdb::MapType::KeyType(type));
+		return key.empty() ? UnsupportedType(duckdb::MapType::ValueType(type)) : key;
+	}
+	case LogicalTypeId::STRUCT:
+	case LogicalTypeId::UNION:
+		for (auto &child : duckdb::StructType::GetChildTypes(type)) {
+			auto why = UnsupportedType(child.second);
+			if (!why.empty()) {
+				return why;
+			}
+		}
+		return "";
+	default:
+		return "has the type " + type.ToString();
+	}
+}
+
+//! Generated columns and collations are visible only in the table's definition: parse it.
+static void CheckDefinition(const std::string &create_sql, const std::string &object, const std::string &side) {
+	auto parser = duckdb::Parser::GetBuiltinParser();
+	parser.ParseQuery(create_sql);
+	auto &info = parser.statements[0]->Cast<duckdb::CreateStatement>().info->Cast<duckdb::CreateTableInfo>();
+	for (auto &column : info.columns.Logical()) {
+		auto name = QuoteName(object + "." + column.GetName().GetIdentifierName());
+		if (column.Generated()) {
+			Unsupported("Column " + name, side, "is a generated column");
+		}
+		auto why = UnsupportedType(column.Type());
+		if (why == "has a non-default collation") {
+			Unsupported("Column " + name, side, why);
+		}
+	}
+}
+
+static std::string InDatabase(const std::string &alias) {
+	return " WHERE database_name = " + SqlLiteral(alias);
+}
+
+CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias, const std::string &side) {
+	CatalogSide catalog;
+	auto where = InDatabase(alias);
+	for (auto &row : QueryRows(connection, "SELECT sequence_name FROM duckdb_sequences()" + where)) {
+		Unsupported("Sequence " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists");
+	}
+	for (auto &row : QueryRows(connection, "SELECT function_name FROM duckdb_functions()" + where +
+	                                           " AND function_type IN ('macro', 'table_macro') AND NOT internal")) {
+		Unsupported("Macro " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists");
+	}
+	for (auto &row : QueryRows(connection, "SELECT type_name FROM duckdb_types()" + where + " AND NOT internal")) {
+		Unsupported("Type " + QuoteName(row.GetBaseValue(0).ToString()), side, "is a custom type");
+	}
+	for (auto &row : QueryRows(connection, "SELECT schema_name, table_name, sql, comment FROM duckdb_tables()" + where +
+	                                           " ORDER BY table_name")) {
+		auto schema = row.GetBaseValue(0).ToString();
+		auto name = row.GetBaseValue(1).ToString();
+		if (schema != "main") {
+			Unsupported("Table " + QuoteName(schema + "." + name), side, "is outside the main schema");
+		}
+		if (!row.GetBaseValue(3).IsNull()) {
+			Unsupported("Table " + QuoteName(name), side, "has a comment");
+		}
+		auto &table = catalog.tables[name];
+		table.name = name;
+		table.create_sql = row.GetBaseValue(2).ToString();
+		CheckDefinition(table.create_sql, name, side);
+	}
+	for (auto &row : QueryRows(connection, "SELECT c.table_name, c.column_name, c.is_nullable, c.column_default, "
+	                                       "c.comment FROM duckdb_columns() c JOIN duckdb_tables() t USING "
+	                                       "(database_name, schema_name, table_name) WHERE c.database_name = " +
+	                                           SqlLiteral(alias) + " ORDER BY c.table_name, c.column_index")) {
+		auto &table = catalog.tables[row.GetBaseValue(0).ToString()];
+		ColumnDef column;
+		column.name = row.GetBaseValue(1).ToString();
+		column.nullable = row.GetBaseValue(2).GetValue<bool>();
+		column.default_sql = row.GetBaseValue(3).IsNull() ? "" : row.GetBaseValue(3).ToString();
+		auto object = QuoteName(table.name + "." + column.name);
+		if (!row.GetBaseValue(4).IsNull()) {
+			Unsupported("Column " + object, side, "has a comment");
+		}
+		if (!column.default_sql.empty()) {
+			auto why = CheckDefault(column.default_sql);
+			if (!why.empty()) {
+				Unsupported("The default of column " + object, side, why);
+			}
+		}
+		table.columns.push_back(column);
+	}
+	for (auto &entry : catalog.tables) {
+		auto &table = entry.second;
+		// Bound types, as a query sees them: aliases like JSON and resolved ENUMs show here.
+		auto probe = RunSql(connection, "SELECT * FROM " + SqlIdentifier(alias) + ".main." + SqlIdentifier(table.name) +
+		                                    " LIMIT 0");
+		for (size_t i = 0; i < probe->GetTypes().size() && i < table.columns.size(); i++) {
+			auto why = UnsupportedType(probe->GetTypes()[i]);
+			if (!why.empty()) {
+				Unsupported("Column " + QuoteName(table.name + "." + table.columns[i].name), side, why);
+			}
+			table.columns[i].type = probe->GetTypes()[i].ToString();
+			table.columns[i].nested = probe->GetTypes()[i].IsNested();
+		}
+	}
+	for (auto &row : QueryRows(connection, "SELECT table_name, constraint_type, constraint_column_names, expression, "
+	                                       "constraint_text FROM duckdb_constraints()" +
+	                                           where + " ORDER BY table_name, constraint_index")) {
+		auto found = catalog.tables.find(row.GetBaseValue(0).ToString());
+		if (found == catalog.tables.end()) {
+			continue;
+		}
+		auto &table = found->second;
+		auto type = row.GetBaseValue(1).ToString();
+		auto names = row.GetBaseValue(2);
+		std::vector<std::string> columns;
+		for (auto &c : duckdb::ListValue::GetChildren(names)) {
+			columns.push_back(c.ToString());
+		}
+		if (type == "FOREIGN KEY") {
+			Unsupported("Table " + QuoteName(table.name), side, "has a foreign key");
+		}
+		if (type == "NOT NULL") {
+			continue;
+		}
+		if (type == "PRIMARY KEY") {
+			table.key = columns;
+		} else {
+			table.constraints.insert(row.GetBaseValue(4).ToString());
+		}
+		if (type == "CHECK") {
+			auto why = CheckCheckConstraint(row.GetBaseValue(3).ToString());
+			if (!why.empty()) {
+				Unsupported("A CHECK constraint of table " + QuoteName(table.name), side, why);
+			}
+		}
+		for (auto &c : table.columns) {
+			for (auto &name : columns) {
+				c.constrained = c.constrained || c.name == name;
+			}
+		}
+	}
+	for (auto &row :
+	     QueryRows(connection, "SELECT table_name, index_name, expressions, sql FROM duckdb_indexes()" + where)) {
+		auto found = catalog.tables.find(row.GetBaseValue(0).ToString());
+		if (found == catalog.tables.end()) {
+			continue;
+		}
+		auto expressions = row.GetBaseValue(2).ToString();
+		for (auto &c : found->second.columns) {
+			if (expressions == "[" + c.name + "]") {
+				c.constrained = true;
+			}
+		}
+		if (expressions.find('(') != std::string::npos) {
+			Unsupported("Index " + QuoteName(row.GetBaseValue(1).ToString()), side, "is an expression index");
+		}
+		found->second.indexes.insert(row.GetBaseValue(3).ToString());
+	}
+	for (auto &entry : catalog.tables) {
+		auto &table = entry.second;
+		if (table.key.empty()) {
+			Unsupported("Table " + QuoteName(table.name), side,
+			            "has no primary key (rows are matched across snapshots by primary key; add one on all "
+			            "branches with ALTER TABLE ... ADD PRIMARY KEY)");
+		}
+		for (auto &k : table.key) {
+			auto column = table.FindColumn(k);
+			if (column && column->nested) {
+				Unsupported("Table " + QuoteName(table.name), side, "has a nested primary key column");
+			}
+		}
+	}
+	for (auto &row : QueryRows(connection, "SELECT schema_name, view_name, sql, comment FROM duckdb_views()" + where +
+	                                           " AND NOT internal ORDER BY view_name")) {
+		auto schema = row.GetBaseValue(0).ToString();
+		auto name = row.GetBaseValue(1).ToString();
+		if (schema != "main") {
+			Unsupported("View " + QuoteName(schema + "." + name), side, "is outside the main schema");
+		}
+		if (!row.GetBaseValue(3).IsNull()) {
+			Unsupported("View " + QuoteName(name), side, "has a comment");
+		}
+		ViewDef view;
+		view.name = name;
+		view.sql = row.GetBaseValue(2).ToString();
+		auto scope = CheckView(view.sql);
+		if (!scope.unsupported.empty()) {
+			Unsupported("View " + QuoteName(name), side, scope.unsupported);
+		}
+		view.relations = scope.relations;
+		view.has_star = scope.has_star;
+		catalog.views[name] = view;
+	}
+	return catalog;
+}
+
+} // namespace differential

@@ -1,0 +1,83 @@
+// Running merges of this process: what differential_merge_status() lists, the progress DuckDB's
+// progress bar shows, the per-process concurrency limit, and the per-call resource limits.
+#pragma once
+
+#include "merge/table_merge.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace differential {
+
+//! Per-call limits (the specification's defaults); a retry may change them.
+struct MergeLimits {
+	int64_t max_rows_read = 10000000;
+	int64_t max_bytes_read = int64_t(1) << 30;
+	int64_t max_staging_bytes = int64_t(1) << 30;
+	int64_t timeout_ms = 600000;
+};
+
+struct MergeTableStatus {
+	std::string table;
+	//! waiting, compared, applied
+	std::string state = "waiting";
+	TableMergeCounts counts;
+};
+
+struct MergeStatusRow {
+	std::string operation_id;
+	std::string request_id;
+	std::string database;
+	std::string phase;
+	int64_t started_at_us = 0;
+	int64_t elapsed_ms = 0;
+	double progress = 0;
+	std::vector<MergeTableStatus> tables;
+};
+
+//! One running merge, registered for its lifetime. Refuses to start (merge_busy) when the process
+//! already runs `max_concurrent` merges.
+class MergeOperation {
+public:
+	MergeOperation(std::string database, std::string request_id, int64_t max_concurrent, MergeLimits limits,
+	               std::shared_ptr<std::atomic<double>> progress_sink);
+	~MergeOperation();
+	MergeOperation(const MergeOperation &) = delete;
+	MergeOperation &operator=(const MergeOperation &) = delete;
+
+	void SetOperationId(const std::string &operation_id);
+	//! Enters a phase (selection, planning, comparison, application, validation, publication) at a
+	//! share of the total progress.
+	void Phase(const std::string &phase, double progress);
+	void SetTables(const std::vector<std::string> &tables);
+	void TableDone(size_t index, const std::string &state, const TableMergeCounts &counts);
+	//! merge_limit_exceeded when the call has run longer than its timeout.
+	void CheckDeadline() const;
+	const MergeLimits &Limits() const {
+		return limits;
+	}
+	MergeStatusRow Status() const;
+
+private:
+	void Report(double progress);
+
+	mutable std::mutex lock;
+	MergeStatusRow status;
+	MergeLimits limits;
+	std::chrono::steady_clock::time_point started;
+	std::shared_ptr<std::atomic<double>> progress_sink;
+	double phase_start = 0;
+	double phase_end = 0;
+	size_t tables_done = 0;
+};
+
+std::vector<MergeStatusRow> RunningMerges();
+
+[[noreturn]] void FailLimit(const std::string &what, int64_t used, int64_t limit, const std::string &option);
+
+} // namespace differential

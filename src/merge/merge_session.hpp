@@ -1,0 +1,104 @@
+// One merge's private workspace: read-only attachments of its three inputs on a private connection,
+// their catalogs and the planned result, the comparison of every table, and (when staging) a private
+// branch forked from ours that receives the result. Everything is released when the session ends.
+#pragma once
+
+#include "merge/merge_progress.hpp"
+#include "merge/resolutions.hpp"
+#include "merge/schema_plan.hpp"
+#include "metadata/metadata_store.hpp"
+
+#include <map>
+#include <memory>
+
+namespace duckdb {
+class DatabaseInstance;
+class Connection;
+} // namespace duckdb
+
+namespace differential {
+
+//! One row of a preview: a table, or a view whose definition differs between the inputs.
+struct MergeObjectResult {
+	std::string object_type;
+	std::string name;
+	TableMergeCounts counts;
+	//! STRUCT values (see ConflictDetailType), at most the call's conflict_limit.
+	std::vector<duckdb::Value> conflict_details;
+	std::vector<SchemaChange> schema_changes;
+	std::string table_action;
+	std::string view_action;
+	std::string view_source;
+	std::string view_sql;
+	std::vector<SchemaConflict> schema_conflicts;
+};
+
+duckdb::LogicalType ConflictDetailType();
+
+struct MergeInputs {
+	int64_t base = -1;
+	int64_t ours = -1;
+	int64_t theirs = -1;
+};
+
+struct SessionSettings {
+	SchemaMode schema_mode = SchemaMode::STRICT;
+	std::string time_zone;
+	std::string calendar;
+	int64_t conflict_limit = 100;
+	int64_t conflict_offset = 0;
+};
+
+class MergeSession {
+public:
+	MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &metadata, std::string repository,
+	             std::string database, const MergeInputs &inputs, const SessionSettings &settings,
+	             MergeOperation &operation);
+	~MergeSession();
+
+	//! The result tables whose rows are compared, by name (resolution tables map onto these).
+	std::map<std::string, TableShape> ComparedTables() const;
+	//! Compares every table (and applies `resolutions`); with `stage`, also builds the result on a
+	//! private staging branch (only when nothing conflicts). Fills `objects`.
+	void Run(bool stage, const std::vector<FrozenResolution> &resolutions, std::vector<MergeObjectResult> &objects);
+	int64_t RowConflicts() const {
+		return row_conflicts;
+	}
+	const SchemaConflict *FirstSchemaConflict() const {
+		return plan.FirstConflict();
+	}
+	//! Checkpoints the staged result, checks the staging budget, and closes the staging branch.
+	void FinishStaging();
+	duckdb::Connection &Connection() {
+		return *connection;
+	}
+
+	MetadataStore &metadata;
+	std::string repository;
+	std::string database;
+	std::string staging;
+	bool published = false;
+	bool staged = false;
+	int64_t application_ms = 0;
+
+private:
+	void Attach(const std::string &alias, const std::string &options);
+	void DetachAll();
+	void CheckReadBudget();
+	void PrepareStage();
+	void ApplyViews();
+	void CheckViews();
+	std::string Alias(const std::string &side) const;
+
+	MergeOperation &operation;
+	std::unique_ptr<duckdb::Connection> connection;
+	std::string tag, base, ours, theirs, stage;
+	SchemaPlan plan;
+	std::vector<std::string> attached;
+	int64_t ours_snapshot = -1;
+	int64_t row_conflicts = 0;
+	int64_t conflict_limit = 100;
+	int64_t conflict_offset = 0;
+};
+
+} // namespace differential

@@ -1,0 +1,309 @@
+// Resolution tables are data, not flags: every conflict needs an explicit decision, a decision must
+// match a conflict and suit its kind, and decisions never change a key (the key identifies the conflict).
+#include "merge/resolutions.hpp"
+
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "common/sql_quote.hpp"
+#include "duckdb/common/serializer/binary_deserializer.hpp"
+#include "duckdb/common/serializer/binary_serializer.hpp"
+#include "duckdb/common/serializer/memory_stream.hpp"
+#include "duckdb/common/string_util.hpp"
+#include "duckdb/main/connection.hpp"
+#include "duckdb/main/prepared_statement.hpp"
+#include "merge/merge_sql.hpp"
+
+namespace differential {
+
+using duckdb::LogicalType;
+using duckdb::StringUtil;
+using duckdb::Value;
+
+static const char *ACTION_COLUMN = "_merge_action";
+static const char *COLUMNS_COLUMN = "_merge_columns";
+
+[[noreturn]] static void Invalid(const std::string &message) {
+	Fail(ErrorKind::INVALID_INPUT, "merge_resolution_invalid",
+	     message + "; nothing was merged. See the resolution table rules in docs/MERGES.md.");
+}
+
+//! 'main.orders' and 'orders' both name the main schema's table orders.
+static std::string TargetTable(const std::string &name) {
+	auto parts = StringUtil::Split(name, ".");
+	if (parts.size() == 2 && StringUtil::Lower(parts[0]) == "main") {
+		return parts[1];
+	}
+	if (parts.size() == 1) {
+		return parts[0];
+	}
+	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+	     "resolution_tables key " + QuoteName(name) +
+	         " does not name a table of the main schema; write it as 'main.<table>' (merges cover the main schema).");
+}
+
+ResolutionMapping ParseResolutionMapping(const Value &map) {
+	ResolutionMapping mapping;
+	if (map.IsNull()) {
+		return mapping;
+	}
+	if (map.type().id() != duckdb::LogicalTypeId::MAP) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		     "resolution_tables must be a MAP from target table to resolution table, e.g. map {'main.orders': "
+		     "'memory.main.decisions'}.");
+	}
+	for (auto &entry : duckdb::ListValue::GetChildren(map)) {
+		auto &pair = duckdb::StructValue::GetChildren(entry);
+		if (pair[0].IsNull() || pair[1].IsNull()) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "resolution_tables has a NULL key or value.");
+		}
+		mapping.emplace_back(TargetTable(pair[0].ToString()), pair[1].ToString());
+	}
+	std::sort(mapping.begin(), mapping.end());
+	for (size_t i = 1; i < mapping.size(); i++) {
+		if (StringUtil::CIEquals(mapping[i].first, mapping[i - 1].first)) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+			     "resolution_tables names table " + QuoteName(mapping[i].first) + " twice; give one table each.");
+		}
+	}
+	return mapping;
+}
+
+std::string CanonicalMapping(const ResolutionMapping &mapping) {
+	std::string out;
+	for (auto &entry : mapping) {
+		out += entry.first + "=" + entry.second + ";";
+	}
+	return out;
+}
+
+//! The source table as catalog, schema and name, resolved like DuckDB does for a qualified name.
+static std::string ResolveSource(duckdb::Connection &connection, const std::string &source) {
+	auto parts = StringUtil::Split(source, ".");
+	std::string filter;
+	if (parts.size() == 3) {
+		filter = "database_name = " + SqlLiteral(parts[0]) + " AND schema_name = " + SqlLiteral(parts[1]) +
+		         " AND table_name = " + SqlLiteral(parts[2]);
+	} else if (parts.size() == 2) {
+		filter = "((database_name = " + SqlLiteral(parts[0]) +
+		         " AND schema_name = 'main') OR (database_name = "
+		         "current_database() AND schema_name = " +
+		         SqlLiteral(parts[0]) + ")) AND table_name = " + SqlLiteral(parts[1]);
+	} else if (parts.size() == 1) {
+		filter = "(database_name = current_database() OR temporary) AND schema_name = 'main' AND table_name = " +
+		         SqlLiteral(parts[0]);
+	} else {
+		Invalid("Resolution table " + QuoteName(source) + " is not a table name");
+	}
+	auto found = RunSql(connection, "SELECT database_name, schema_name, table_name, temporary FROM duckdb_tables() "
+	                                "WHERE " +
+	                                    filter + " ORDER BY temporary LIMIT 1");
+	for (auto &row : *found) {
+		if (row.GetBaseValue(3).GetValue<bool>()) {
+			Invalid("Resolution table " + QuoteName(source) +
+			        " is a temporary table; use a committed table of a database (e.g. memory.main.decisions)");
+		}
+		return SqlIdentifier(row.GetBaseValue(0).ToString()) + "." + SqlIdentifier(row.GetBaseValue(1).ToString()) +
+		       "." + SqlIdentifier(row.GetBaseValue(2).ToString());
+	}
+	auto views = RunSql(connection, "SELECT count(*) FROM duckdb_views() WHERE " +
+	                                    StringUtil::Replace(filter, "table_name", "view_name"));
+	for (auto &row : *views) {
+		if (row.GetBaseValue(0).GetValue<int64_t>() > 0) {
+			Invalid("Resolution table " + QuoteName(source) + " is a view; decisions must be a committed table");
+		}
+	}
+	Invalid("Resolution table " + QuoteName(source) + " does not exist (or is not committed)");
+}
+
+std::vector<FrozenResolution> ReadResolutionTables(duckdb::Connection &connection, const ResolutionMapping &mapping,
+                                                   const std::map<std::string, TableShape> &tables) {
+	std::vector<FrozenResolution> out;
+	for (auto &entry : mapping) {
+		const TableShape *shape = nullptr;
+		for (auto &table : tables) {
+			if (StringUtil::CIEquals(table.first, entry.first)) {
+				shape = &table.second;
+			}
+		}
+		if (!shape) {
+			Invalid("resolution_tables maps " + QuoteName("main." + entry.first) +
+			        ", which is not a table whose rows this merge compares");
+		}
+		auto source = ResolveSource(connection, entry.second);
+		FrozenResolution resolution;
+		resolution.table = shape->name;
+		resolution.key = shape->key;
+		auto type = RunSql(connection, "SELECT r FROM " + source + " AS r LIMIT 0")->GetTypes()[0];
+		auto rows = RunSql(connection, "SELECT list(r) FROM " + source + " AS r");
+		for (auto &row : *rows) {
+			resolution.rows = row.GetBaseValue(0);
+		}
+		if (resolution.rows.IsNull()) {
+			resolution.rows = Value::LIST(type, {});
+		}
+		out.push_back(resolution);
+	}
+	return out;
+}
+
+std::string SerializeResolution(const FrozenResolution &resolution) {
+	duckdb::vector<Value> key;
+	for (auto &k : resolution.key) {
+		key.push_back(Value(k));
+	}
+	auto value = Value::STRUCT({{"key", Value::LIST(LogicalType::VARCHAR, key)}, {"rows", resolution.rows}});
+	duckdb::MemoryStream stream;
+	duckdb::BinarySerializer::Serialize(value, stream);
+	return std::string(reinterpret_cast<const char *>(stream.GetData()), stream.GetPosition());
+}
+
+FrozenResolution DeserializeResolution(const std::string &table, const std::string &blob) {
+	duckdb::MemoryStream stream(reinterpret_cast<duckdb::data_ptr_t>(const_cast<char *>(blob.data())), blob.size());
+	duckdb::BinaryDeserializer deserializer(stream);
+	deserializer.Begin();
+	auto value = Value::Deserialize(deserializer);
+	deserializer.End();
+	auto &fields = duckdb::StructValue::GetChildren(value);
+	FrozenResolution resolution;
+	resolution.table = table;
+	for (auto &k : duckdb::ListValue::GetChildren(fields[0])) {
+		resolution.key.push_back(k.ToString());
+	}
+	resolution.rows = fields[1];
+	return resolution;
+}
+
+static std::string N(const char *prefix, size_t i) {
+	return std::string(prefix) + std::to_string(i);
+}
+
+//! The resolution table must have exactly the result table's columns, with the same types, plus the
+//! two control columns.
+static void CheckColumns(const TableShape &table, const FrozenResolution &resolution) {
+	auto &row_type = duckdb::ListType::GetChildType(resolution.rows.type());
+	auto &fields = duckdb::StructType::GetChildTypes(row_type);
+	std::map<std::string, std::string> found;
+	for (auto &field : fields) {
+		found[StringUtil::Lower(field.first.GetIdentifierName())] = field.second.ToString();
+	}
+	auto where = "Resolution table for " + QuoteName("main." + table.name);
+	std::map<std::string, std::string> expected;
+	for (size_t i = 0; i < table.columns.size(); i++) {
+		expected[StringUtil::Lower(table.columns[i])] = table.types[i];
+	}
+	expected[ACTION_COLUMN] = "VARCHAR";
+	expected[COLUMNS_COLUMN] = "MAP(VARCHAR, VARCHAR)";
+	for (auto &column : expected) {
+		auto it = found.find(column.first);
+		if (it == found.end()) {
+			Invalid(where + " has no column " + QuoteName(column.first) + " (it needs the table's columns plus " +
+			        ACTION_COLUMN + " VARCHAR and " + COLUMNS_COLUMN + " MAP(VARCHAR, VARCHAR))");
+		}
+		if (it->second != column.second) {
+			Invalid(where + ": column " + QuoteName(column.first) + " is " + it->second + ", the table's is " +
+			        column.second);
+		}
+	}
+	for (auto &column : found) {
+		if (!expected.count(column.first)) {
+			Invalid(where + " has column " + QuoteName(column.first) + ", which the table does not have");
+		}
+	}
+}
+
+//! Runs a check that selects offending keys; the first one stops the merge with `problem`.
+static void Refuse(duckdb::Connection &connection, const std::string &query, const std::string &table,
+                   const std::string &problem) {
+	auto result = RunSql(connection, query + " LIMIT 1");
+	for (auto &row : *result) {
+		Invalid("Decision for key (" + row.GetBaseValue(0).ToString() + ") in the resolution table for " +
+		        QuoteName("main." + table) + " " + problem);
+	}
+}
+
+void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                     const FrozenResolution &resolution, const std::string &scratch) {
+	CheckColumns(table, resolution);
+	auto values = table.ValueColumns();
+	std::vector<std::string> select, keys, match, key_text;
+	for (size_t i = 0; i < table.key.size(); i++) {
+		select.push_back("u." + SqlIdentifier(table.key[i]) + " AS " + N("k_", i));
+		keys.push_back(N("k_", i));
+		match.push_back("r." + N("k_", i) + " = d." + N("k_", i));
+		key_text.push_back("r." + N("k_", i) + "::VARCHAR");
+	}
+	for (size_t i = 0; i < values.size(); i++) {
+		select.push_back("u." + SqlIdentifier(values[i]) + " AS " + N("r_", i));
+	}
+	select.push_back("u." + SqlIdentifier(ACTION_COLUMN) + " AS action");
+	select.push_back("u." + SqlIdentifier(COLUMNS_COLUMN) + " AS cols");
+	auto r = SqlIdentifier(scratch);
+	auto prepared = connection.Prepare("CREATE TEMP TABLE " + r + " AS SELECT " + JoinSql(select, ", ", "") +
+	                                   " FROM (SELECT unnest($1) AS u)");
+	if (prepared->HasError()) {
+		prepared->GetErrorObject().Throw();
+	}
+	duckdb::vector<Value> parameters {resolution.rows};
+	auto created = prepared->Execute(parameters);
+	if (created->HasError()) {
+		created->ThrowError();
+	}
+	auto key_sql = "concat_ws(', ', " + JoinSql(key_text, ", ", "") + ")";
+	auto on = JoinSql(match, " AND ", "true");
+	auto conflicts = "(SELECT * FROM " + decisions + " WHERE action LIKE 'conflict:%')";
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r + " r WHERE " + JoinSql(key_text, " IS NULL OR ", "false") + " IS NULL",
+	       table.name, "has a NULL key column");
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r + " r GROUP BY " + JoinSql(keys, ", ", "") + " HAVING count(*) > 1",
+	       table.name, "appears more than once");
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r +
+	           " r WHERE action IS NULL OR action NOT IN ('cells', 'ours', "
+	           "'theirs', 'delete', 'custom')",
+	       table.name, "has a _merge_action other than cells, ours, theirs, delete or custom");
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r + " r WHERE NOT EXISTS (SELECT 1 FROM " + conflicts + " d WHERE " + on +
+	           ")",
+	       table.name, "matches no conflict of this merge (decisions cannot change rows that merge on their own)");
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r + " r JOIN " + conflicts + " d ON " + on +
+	           " WHERE (d.action = 'conflict:cell') <> (r.action = 'cells')",
+	       table.name,
+	       "does not suit its conflict: a cell conflict takes 'cells', an insert_insert or delete_update conflict "
+	       "takes ours, theirs, delete or custom");
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r + " r JOIN " + conflicts + " d ON " + on +
+	           " WHERE r.action = 'cells' AND (cols IS NULL OR len([c FOR c IN map_keys(cols) IF NOT list_contains("
+	           "d.conflict_columns, c)]) > 0 OR len([v FOR v IN map_values(cols) IF v IS NULL OR v NOT IN ('ours', "
+	           "'theirs', 'custom')]) > 0)",
+	       table.name,
+	       "has _merge_columns that name a column without a conflict or choose other than ours, theirs or custom");
+	Refuse(connection,
+	       "SELECT " + key_sql + " FROM " + r +
+	           " r WHERE r.action <> 'cells' AND cols IS NOT NULL AND "
+	           "cardinality(cols) > 0",
+	       table.name, "has _merge_columns, which only a 'cells' decision takes (leave it NULL)");
+
+	std::vector<std::string> set;
+	for (size_t i = 0; i < values.size(); i++) {
+		auto o = "d." + N("o_", i), t = "d." + N("t_", i), m = "d." + N("m_", i), custom = "r." + N("r_", i);
+		set.push_back(N("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + N("c_", i) +
+		              " THEN CASE r.cols[" + SqlLiteral(values[i]) + "] WHEN 'ours' THEN " + o +
+		              " WHEN 'theirs' THEN " + t + " ELSE " + custom + " END ELSE " + m + " END WHEN 'theirs' THEN " +
+		              t + " WHEN 'custom' THEN " + custom + " ELSE " + m + " END");
+	}
+	set.push_back("action = CASE r.action WHEN 'cells' THEN 'update' WHEN 'ours' THEN 'keep' WHEN 'theirs' THEN "
+	              "CASE WHEN d.in_t AND d.in_o THEN 'update' WHEN d.in_t THEN 'insert' WHEN d.in_o THEN 'delete' "
+	              "ELSE 'keep' END WHEN 'delete' THEN CASE WHEN d.in_o THEN 'delete' ELSE 'keep' END "
+	              "ELSE CASE WHEN d.in_o THEN 'update' ELSE 'insert' END END");
+	set.push_back("resolved = true");
+	// A 'cells' decision settles the row only when it covers every conflicting column; otherwise the
+	// conflict stays, and the merge refuses with merge_conflict.
+	RunSql(connection, "UPDATE " + decisions + " AS d SET " + JoinSql(set, ", ", "") + " FROM " + r + " r WHERE " + on +
+	                       " AND d.action LIKE 'conflict:%' AND (r.action <> 'cells' OR list_has_all("
+	                       "map_keys(r.cols), d.conflict_columns))");
+	RunSql(connection, "DROP TABLE " + r);
+}
+
+} // namespace differential

@@ -1,0 +1,47 @@
+// Resolution tables: user tables of decisions (the target table's columns plus _merge_action and
+// _merge_columns) that settle conflicts; read once, frozen with the request, applied to the decisions.
+#pragma once
+
+#include "duckdb/common/types/value.hpp"
+#include "merge/table_merge.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace duckdb {
+class Connection;
+}
+
+namespace differential {
+
+//! resolution_tables => MAP {'main.orders': 'memory.main.price_decisions'}: target table -> source table.
+using ResolutionMapping = std::vector<std::pair<std::string, std::string>>;
+
+//! Validates the argument's shape (bind time): text keys naming tables of the main schema, text values.
+ResolutionMapping ParseResolutionMapping(const duckdb::Value &map);
+//! The mapping as canonical text, part of a request's arguments.
+std::string CanonicalMapping(const ResolutionMapping &mapping);
+
+//! One target table's decisions: its key columns and the rows, a LIST of STRUCT with the resolution
+//! table's columns.
+struct FrozenResolution {
+	std::string table;
+	std::vector<std::string> key;
+	duckdb::Value rows;
+};
+
+//! Reads every mapped source table; refuses (merge_resolution_invalid) one that is missing, a view, a
+//! temporary table, or a mapping to a table the merge does not have. `key_of` gives a table's key.
+std::vector<FrozenResolution> ReadResolutionTables(duckdb::Connection &connection, const ResolutionMapping &mapping,
+                                                   const std::map<std::string, TableShape> &tables);
+
+std::string SerializeResolution(const FrozenResolution &resolution);
+FrozenResolution DeserializeResolution(const std::string &table, const std::string &blob);
+
+//! Checks the decisions against the table's shape and its conflicts, then settles every conflict a
+//! decision covers completely (its action, merged values and `resolved`). Refuses invalid decisions.
+void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                     const FrozenResolution &resolution, const std::string &scratch);
+
+} // namespace differential

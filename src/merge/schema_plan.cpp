@@ -1,0 +1,344 @@
+// Schema rules of the 1.1 merge: strict needs identical definitions; additive merges added nullable
+// columns and new tables; catalog also merges removals (only of objects the other side left as in the
+// base) and whole-view changes. Type changes, renames and constraint changes are never merged.
+#include "merge/schema_plan.hpp"
+
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "duckdb/common/string_util.hpp"
+
+#include <set>
+
+namespace differential {
+
+SchemaMode ParseSchemaMode(const std::optional<std::string> &mode) {
+	if (!mode) {
+		return SchemaMode::STRICT;
+	}
+	auto lower = duckdb::StringUtil::Lower(*mode);
+	if (lower == "strict") {
+		return SchemaMode::STRICT;
+	}
+	if (lower == "additive") {
+		return SchemaMode::ADDITIVE;
+	}
+	if (lower == "catalog") {
+		return SchemaMode::CATALOG;
+	}
+	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+	     "schema_mode " + QuoteName(*mode) + " is not one of 'strict', 'additive' or 'catalog'.");
+}
+
+const char *SchemaModeName(SchemaMode mode) {
+	return mode == SchemaMode::STRICT ? "strict" : mode == SchemaMode::ADDITIVE ? "additive" : "catalog";
+}
+
+size_t SchemaPlan::SchemaConflicts() const {
+	size_t total = 0;
+	for (auto &t : tables) {
+		total += t.schema_conflicts.size();
+	}
+	for (auto &v : views) {
+		total += v.schema_conflicts.size();
+	}
+	return total;
+}
+
+const SchemaConflict *SchemaPlan::FirstConflict() const {
+	for (auto &t : tables) {
+		if (!t.schema_conflicts.empty()) {
+			return &t.schema_conflicts[0];
+		}
+	}
+	for (auto &v : views) {
+		if (!v.schema_conflicts.empty()) {
+			return &v.schema_conflicts[0];
+		}
+	}
+	return nullptr;
+}
+
+[[noreturn]] static void Mismatch(SchemaMode mode, const std::string &what, const std::string &advice) {
+	Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+	     "schema mismatch: " + what + " (schema_mode '" + SchemaModeName(mode) + "'); nothing was merged. " + advice);
+}
+
+static std::set<std::string> ColumnNames(const TableDef &table) {
+	std::set<std::string> out;
+	for (auto &c : table.columns) {
+		out.insert(c.name);
+	}
+	return out;
+}
+
+static SideColumns Side(const TableDef *table) {
+	SideColumns side;
+	side.table_present = table != nullptr;
+	if (table) {
+		side.columns = ColumnNames(*table);
+	}
+	return side;
+}
+
+static const TableDef *Find(const CatalogSide &catalog, const std::string &name) {
+	auto it = catalog.tables.find(name);
+	return it == catalog.tables.end() ? nullptr : &it->second;
+}
+
+static void SetShape(TablePlan &plan, const TableDef &layout, const TableDef *b, const TableDef *o, const TableDef *t) {
+	plan.shape.name = layout.name;
+	plan.shape.key = layout.key;
+	plan.shape.base = Side(b);
+	plan.shape.ours = Side(o);
+	plan.shape.theirs = Side(t);
+}
+
+static void AddColumn(TablePlan &plan, const ColumnDef &column) {
+	plan.shape.columns.push_back(column.name);
+	plan.shape.types.push_back(column.type);
+}
+
+//! A table in all three inputs: columns may be added (additive, catalog) or removed (catalog).
+static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef &o, const TableDef &t,
+                              SchemaMode mode) {
+	auto name = QuoteName(b.name);
+	SetShape(plan, b, &b, &o, &t);
+	for (auto *side : {&o, &t}) {
+		if (side->key != b.key || side->constraints != b.constraints || side->indexes != b.indexes) {
+			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+			     "Table " + name +
+			         " changed its primary key, constraints or indexes on one side; merges do not combine "
+			         "constraint changes (in any schema mode). Make the same change on both branches first.");
+		}
+	}
+	// Columns of the base, kept or removed.
+	std::set<std::string> removed_by_theirs;
+	for (auto &column : b.columns) {
+		auto *in_o = o.FindColumn(column.name);
+		auto *in_t = t.FindColumn(column.name);
+		for (auto *c : {in_o, in_t}) {
+			if (c && *c != column) {
+				Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+				     "Column " + QuoteName(b.name + "." + column.name) +
+				         " changed its type, default or constraints on one side; merges do not convert columns (in "
+				         "any schema mode). Make the same change on both branches first.");
+			}
+		}
+		if (in_o && in_t) {
+			continue;
+		}
+		if (mode != SchemaMode::CATALOG) {
+			Mismatch(mode, "column " + QuoteName(b.name + "." + column.name) + " was removed on one side",
+			         "Removals merge with schema_mode => 'catalog'.");
+		}
+		if (column.constrained || !column.nullable || !column.default_sql.empty()) {
+			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+			     "Column " + QuoteName(b.name + "." + column.name) +
+			         " was removed on one side, but it has a constraint, NOT NULL, a default or an index; only "
+			         "plain nullable columns are removed by a merge. Remove it on both branches first.");
+		}
+		SchemaChange change {column.name, !in_o && !in_t ? "both" : !in_o ? "ours" : "theirs", column.type, "drop"};
+		plan.schema_changes.push_back(change);
+		if (in_o && !in_t) {
+			plan.stage_drop_columns.push_back(column.name);
+			removed_by_theirs.insert(column.name);
+			plan.column_drop_checks.emplace_back(column.name, "ours");
+		} else if (!in_o && in_t) {
+			plan.column_drop_checks.emplace_back(column.name, "theirs");
+		}
+	}
+	// The result's columns: ours' own order (base columns, then ours' additions), minus theirs'
+	// removals, then theirs' additions, which staging appends with ALTER TABLE.
+	for (auto &column : o.columns) {
+		if (!removed_by_theirs.count(column.name)) {
+			AddColumn(plan, column);
+		}
+	}
+	for (auto *side : {&o, &t}) {
+		auto label = side == &o ? "ours" : "theirs";
+		for (auto &column : side->columns) {
+			if (b.FindColumn(column.name)) {
+				continue;
+			}
+			auto qualified = QuoteName(b.name + "." + column.name);
+			if (mode == SchemaMode::STRICT) {
+				Mismatch(mode, "column " + qualified + " was added on one side",
+				         "Added columns merge with schema_mode => 'additive' or 'catalog'.");
+			}
+			if (!column.nullable || !column.default_sql.empty() || column.constrained) {
+				Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+				     "Column " + qualified +
+				         " was added with NOT NULL, a default, a constraint or an index; an added "
+				         "column must be nullable and plain, because the inputs without it "
+				         "contribute NULL. Add it as a plain nullable column.");
+			}
+			auto *other = side == &o ? t.FindColumn(column.name) : o.FindColumn(column.name);
+			if (other && side == &t) {
+				continue; // reported once, from ours
+			}
+			if (other && *other != column) {
+				plan.schema_conflicts.push_back({"merge_schema_conflict", column.name,
+				                                 "both sides added column " + qualified +
+				                                     " with different definitions (" + column.type + " and " +
+				                                     other->type + ")"});
+			}
+			plan.schema_changes.push_back({column.name, other ? "both" : label, column.type, "add"});
+			if (side == &t) {
+				plan.stage_add_columns.push_back(column);
+				AddColumn(plan, column);
+			}
+		}
+	}
+}
+
+static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode,
+                       SchemaPlan &plan) {
+	std::set<std::string> names;
+	for (auto *side : {&base, &ours, &theirs}) {
+		for (auto &entry : side->tables) {
+			names.insert(entry.first);
+		}
+	}
+	for (auto &name : names) {
+		auto *b = Find(base, name);
+		auto *o = Find(ours, name);
+		auto *t = Find(theirs, name);
+		TablePlan table;
+		if (b && o && t) {
+			PlanExistingTable(table, *b, *o, *t, mode);
+		} else if (!b) {
+			if (mode == SchemaMode::STRICT) {
+				Mismatch(mode,
+				         "table additions/deletions are unsupported (table " + QuoteName(name) +
+				             " was added on one side)",
+				         "Added tables merge with schema_mode => 'additive' or 'catalog'.");
+			}
+			auto &layout = o ? *o : *t;
+			SetShape(table, layout, nullptr, o, t);
+			for (auto &column : layout.columns) {
+				AddColumn(table, column);
+			}
+			table.table_action = "add";
+			table.action_source = o && t ? "both" : o ? "ours" : "theirs";
+			if (o && t && !o->SameDefinition(*t)) {
+				table.schema_conflicts.push_back({"merge_schema_conflict", "",
+				                                  "both sides added table " + QuoteName(name) +
+				                                      " with different "
+				                                      "definitions"});
+			}
+			if (!o) {
+				table.stage_create_sql = t->create_sql;
+				table.stage_indexes.assign(t->indexes.begin(), t->indexes.end());
+			}
+		} else {
+			if (mode != SchemaMode::CATALOG) {
+				Mismatch(mode,
+				         "table additions/deletions are unsupported (table " + QuoteName(name) +
+				             " was dropped on one side)",
+				         "Removals merge with schema_mode => 'catalog'.");
+			}
+			SetShape(table, *b, b, o, t);
+			for (auto &column : b->columns) {
+				AddColumn(table, column);
+			}
+			table.table_action = "drop";
+			table.action_source = !o && !t ? "both" : !o ? "ours" : "theirs";
+			table.merge_rows = false;
+			table.stage_drop = o != nullptr;
+			auto *kept = o ? o : t;
+			if (kept) {
+				table.table_drop_check = o ? "ours" : "theirs";
+				if (!kept->SameDefinition(*b)) {
+					table.schema_conflicts.push_back({"table_delete_modify", "",
+					                                  "table " + QuoteName(name) + " was dropped by " +
+					                                      (o ? "theirs" : "ours") + " and its definition changed on " +
+					                                      table.table_drop_check});
+					table.table_drop_check.clear();
+				}
+			}
+		}
+		plan.tables.push_back(table);
+	}
+}
+
+static const ViewDef *FindView(const CatalogSide &catalog, const std::string &name) {
+	auto it = catalog.views.find(name);
+	return it == catalog.views.end() ? nullptr : &it->second;
+}
+
+static bool SameView(const ViewDef *a, const ViewDef *b) {
+	return (!a && !b) || (a && b && a->sql == b->sql);
+}
+
+static std::string ViewAction(const ViewDef *base, const ViewDef *result) {
+	return !base ? "add" : !result ? "drop" : "replace";
+}
+
+static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode,
+                      SchemaPlan &plan) {
+	std::set<std::string> names;
+	for (auto *side : {&base, &ours, &theirs}) {
+		for (auto &entry : side->views) {
+			names.insert(entry.first);
+		}
+	}
+	for (auto &name : names) {
+		auto *b = FindView(base, name);
+		auto *o = FindView(ours, name);
+		auto *t = FindView(theirs, name);
+		ViewPlan view;
+		view.name = name;
+		const ViewDef *result = o;
+		view.output_side = "ours";
+		if (!SameView(o, b) || !SameView(t, b)) {
+			if (mode != SchemaMode::CATALOG) {
+				Mismatch(mode, "view " + QuoteName(name) + " was created, replaced or dropped on one side",
+				         "View changes merge with schema_mode => 'catalog'.");
+			}
+			if (SameView(o, t)) {
+				view.source = "both";
+			} else if (SameView(o, b)) {
+				view.source = "theirs";
+				result = t;
+				view.output_side = "theirs";
+				view.stage_apply = true;
+			} else if (SameView(t, b)) {
+				view.source = "ours";
+			} else {
+				view.schema_conflicts.push_back(
+				    {"view_definition", "", "both sides changed view " + QuoteName(name) + " differently"});
+			}
+			view.action = ViewAction(b, result);
+		}
+		view.sql = result ? result->sql : "";
+		// A star view returns whatever its tables have: it would silently gain the columns the
+		// other side added.
+		if (result && result->has_star && view.schema_conflicts.empty()) {
+			for (auto &relation : result->relations) {
+				for (auto &table : plan.tables) {
+					if (duckdb::StringUtil::Lower(table.shape.name) != relation) {
+						continue;
+					}
+					for (auto &change : table.schema_changes) {
+						if (change.source != "both" && change.source != view.output_side) {
+							view.schema_conflicts.push_back(
+							    {"view_output", change.column_name,
+							     "view " + QuoteName(name) + " selects * from " + QuoteName(table.shape.name) +
+							         ", whose columns the other side changed (" + change.column_name + ")"});
+						}
+					}
+				}
+			}
+		}
+		plan.views.push_back(view);
+	}
+}
+
+SchemaPlan PlanSchema(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode) {
+	SchemaPlan plan;
+	PlanTables(base, ours, theirs, mode, plan);
+	PlanViews(base, ours, theirs, mode, plan);
+	return plan;
+}
+
+} // namespace differential

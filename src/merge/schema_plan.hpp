@@ -1,0 +1,83 @@
+// The combined catalog of a merge under its schema mode (strict, additive, catalog): which tables
+// and columns the result has, what staging must change in ours' copy, and the schema conflicts.
+#pragma once
+
+#include "merge/merge_catalog.hpp"
+#include "merge/table_merge.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace differential {
+
+enum class SchemaMode { STRICT, ADDITIVE, CATALOG };
+
+//! Parses the schema_mode argument (NULL means strict); refuses other words with invalid_argument.
+SchemaMode ParseSchemaMode(const std::optional<std::string> &mode);
+const char *SchemaModeName(SchemaMode mode);
+
+struct SchemaChange {
+	std::string column_name;
+	//! ours, theirs or both: the side(s) that made the change.
+	std::string source;
+	std::string sql_type;
+	//! add or drop
+	std::string action;
+};
+
+struct SchemaConflict {
+	//! merge_schema_conflict, table_delete_modify, column_delete_modify, view_definition, view_binding,
+	//! view_output: also the error code a merge stops with.
+	std::string kind;
+	std::string column_name;
+	std::string message;
+};
+
+struct TablePlan {
+	//! The result table's columns (in the result's order) and key, and which inputs have which columns.
+	TableShape shape;
+	//! add, drop, or empty when the table exists in the base and the result.
+	std::string table_action;
+	std::string action_source;
+	std::vector<SchemaChange> schema_changes;
+	std::vector<SchemaConflict> schema_conflicts;
+	//! False for a dropped table: its rows are not merged.
+	bool merge_rows = true;
+	// What staging does to ours' copy, before the rows are applied.
+	std::string stage_create_sql;
+	std::vector<std::string> stage_indexes;
+	bool stage_drop = false;
+	std::vector<ColumnDef> stage_add_columns;
+	std::vector<std::string> stage_drop_columns;
+	//! A removal on one side needs the other side to have left the object as in the base; these name
+	//! the side whose data must be compared with the base (ours or theirs).
+	std::string table_drop_check;
+	std::vector<std::pair<std::string, std::string>> column_drop_checks;
+};
+
+struct ViewPlan {
+	std::string name;
+	//! add, drop, replace, or empty when the view is the same on all three sides.
+	std::string action;
+	std::string source;
+	//! The result's definition (empty when the result has no such view).
+	std::string sql;
+	//! The side whose version the result keeps: its output columns are what the result must return.
+	std::string output_side;
+	//! Staging must apply theirs' version to ours' copy.
+	bool stage_apply = false;
+	std::vector<SchemaConflict> schema_conflicts;
+};
+
+struct SchemaPlan {
+	std::vector<TablePlan> tables;
+	std::vector<ViewPlan> views;
+	size_t SchemaConflicts() const;
+	const SchemaConflict *FirstConflict() const;
+};
+
+//! Plans the result's catalog; refuses with merge_unsupported what the mode does not merge.
+SchemaPlan PlanSchema(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode);
+
+} // namespace differential

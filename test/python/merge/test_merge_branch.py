@@ -232,12 +232,18 @@ def test_internal_names_are_reserved_and_views_are_not_tables(con):
     retail(con)
     refused(con, "CALL differential_create_branch('retail', '__merge-notes', snapshot => 1)", "reserved_name")
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', '__mine')", "reserved_name")
-    con.execute("CREATE VIEW retail.open_orders AS SELECT * FROM retail.orders WHERE status = 'open'")
+    con.execute("USE retail")
+    con.execute("CREATE VIEW open_orders AS SELECT order_id, status FROM orders WHERE status = 'open'")
+    con.execute("USE memory")
     con.execute("CALL differential_create_snapshot('retail')")
     con.execute("DETACH retail")
     con.execute("DETACH cleanup")
-    # The view is no table without a key: the merge goes through and keeps ours' view.
-    assert con.execute("SELECT merge_action FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')").fetchone()[0] == "merged"
+    # A view added on one side is a catalog change: strict mode refuses it, catalog mode adds it.
+    before = repository_state(con)
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')", "merge_unsupported")
+    assert repository_state(con) == before
+    assert con.execute("SELECT merge_action FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', "
+                       "schema_mode => 'catalog')").fetchone()[0] == "merged"
     con.execute("ATTACH 'differential:retail' AS retail (READ_ONLY)")
     assert con.execute("SELECT order_id FROM retail.open_orders ORDER BY 1").fetchall() == [(6,), (7,)]
 

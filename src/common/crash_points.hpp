@@ -6,5 +6,8 @@
 namespace differential {
 
 void CrashPoint(const char *label);
+//! With DIFFERENTIAL_PAUSE_POINT=<label>:<ms>, sleeps that long each time the process reaches <label>:
+//! tests use it to observe a merge in the middle (its status and progress) from another thread.
+void PausePoint(const char *label);
 
 } // namespace differential

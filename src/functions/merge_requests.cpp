@@ -27,6 +27,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"last_error_code", LogicalType::VARCHAR},
 	     {"last_error", LogicalType::VARCHAR},
 	     {"operation_id", LogicalType::VARCHAR},
+	     {"time_zone", LogicalType::VARCHAR},
+	     {"calendar", LogicalType::VARCHAR},
 	     {"created_at", LogicalType::TIMESTAMP_TZ},
 	     {"completed_at", LogicalType::TIMESTAMP_TZ}},
 	    [database, only](ClientContext &context) {
@@ -41,7 +43,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			                    OptionalText(!r.last_error_code.empty(), r.last_error_code),
 			                    OptionalText(!r.last_error.empty(), r.last_error),
 			                    OptionalText(!r.operation_id.empty(), r.operation_id),
-			                    TimestampFromMicros(r.created_at_us),
+			                    OptionalText(!r.time_zone.empty(), r.time_zone),
+			                    OptionalText(!r.calendar.empty(), r.calendar), TimestampFromMicros(r.created_at_us),
 			                    r.completed_at_us >= 0 ? TimestampFromMicros(r.completed_at_us)
 			                                           : Value(LogicalType::TIMESTAMP_TZ)});
 		    }

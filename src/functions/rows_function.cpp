@@ -49,6 +49,11 @@ static void ScanRows(ClientContext &context, TableFunctionInput &input, DataChun
 	idx_t count = 0;
 	while (state.next < state.rows.size() && count < STANDARD_VECTOR_SIZE) {
 		auto &row = state.rows[state.next++];
+		if (row.size() != output.ColumnCount()) {
+			throw InternalException("differential: a row of %llu values for %llu columns",
+			                        static_cast<unsigned long long>(row.size()),
+			                        static_cast<unsigned long long>(output.ColumnCount()));
+		}
 		for (idx_t col = 0; col < row.size(); col++) {
 			output.data[col].Append(row[col]);
 		}

@@ -2,6 +2,7 @@
 // long; status reads are rare).
 #include "merge/merge_progress.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/errors.hpp"
 
 #include <algorithm>
@@ -53,13 +54,19 @@ void MergeOperation::Report(double progress) {
 }
 
 void MergeOperation::Phase(const std::string &phase, double progress) {
-	std::lock_guard<std::mutex> guard(lock);
-	status.phase = phase;
-	// Comparison and application advance table by table up to the next phase's share.
-	phase_start = progress;
-	phase_end = phase == "comparison" ? 60 : phase == "application" ? 85 : progress;
-	tables_done = 0;
-	Report(progress);
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		status.phase = phase;
+		// Comparison and application advance table by table up to the next phase's share.
+		phase_start = progress;
+		phase_end = phase == "comparison" ? 60 : phase == "application" ? 85 : progress;
+		tables_done = 0;
+		Report(progress);
+	}
+	// The crash tests kill a merge at the start of each phase; the status tests hold it there.
+	auto label = "merge." + phase;
+	CrashPoint(label.c_str());
+	PausePoint(label.c_str());
 }
 
 void MergeOperation::SetTables(const std::vector<std::string> &tables) {

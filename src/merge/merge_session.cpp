@@ -215,12 +215,12 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 
 void MergeSession::Run(bool stage_result, const std::vector<FrozenResolution> &resolutions,
                        std::vector<MergeObjectResult> &objects) {
-	operation.Phase("comparison", 10);
 	std::vector<std::string> names;
 	for (auto &table : plan.tables) {
 		names.push_back(table.shape.name);
 	}
 	operation.SetTables(names);
+	operation.Phase("comparison", 10);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();

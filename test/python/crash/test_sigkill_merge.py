@@ -34,7 +34,12 @@ def content(con, alias):
     return con.execute(f"SELECT count(*), sum(price), md5(string_agg(name, ',' ORDER BY id)) FROM {alias}.items").fetchone()
 
 
-@pytest.mark.parametrize("point", ["sync.after_publish:3", "merge.before_publish_commit:1"])
+# One kill at the start of every merge phase, one inside the staging branch's durable write, and
+# one inside the publishing transaction.
+@pytest.mark.parametrize("point", [
+    "merge.planning:1", "merge.comparison:1", "merge.application:1", "merge.validation:1",
+    "merge.publication:1", "sync.after_publish:3", "merge.before_publish_commit:1",
+])
 def test_merge_killed_then_retried(tmp_path, point):
     reference_repo, repository = tmp_path / "reference", tmp_path / "killed"
     prepare(reference_repo)

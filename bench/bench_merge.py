@@ -48,12 +48,12 @@ def measure(work, rows, changes, runs):
     samples = []
     for run in range(runs):
         r = con.execute(
-            "SELECT merge_action, comparison_ms, application_ms, publication_ms, selection_ms "
+            "SELECT merge_action, comparison_ms, application_ms, publication_ms, selection_ms, planning_ms "
             f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{run}')"
         ).fetchone()
         assert r[0] == "created_branch"
         samples.append({"comparison_ms": r[1], "application_ms": r[2], "publication_ms": r[3], "selection_ms": r[4],
-                        "total_ms": r[1] + r[2] + r[3] + r[4]})
+                        "planning_ms": r[5], "total_ms": r[1] + r[2] + r[3] + r[4] + r[5]})
     # The result holds both sides' changes and nothing else, compared with the base snapshot.
     con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
     con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")

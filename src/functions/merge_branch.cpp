@@ -18,18 +18,18 @@ static const std::vector<ResultColumn> RESULT_COLUMNS = {
     {"merge_action", LogicalType::VARCHAR},    {"base_snapshot_id", LogicalType::BIGINT},
     {"ours_snapshot_id", LogicalType::BIGINT}, {"theirs_snapshot_id", LogicalType::BIGINT},
     {"request_id", LogicalType::VARCHAR},      {"operation_id", LogicalType::VARCHAR},
-    {"selection_ms", LogicalType::BIGINT},     {"comparison_ms", LogicalType::BIGINT},
-    {"application_ms", LogicalType::BIGINT},   {"publication_ms", LogicalType::BIGINT},
-    {"target_check_ms", LogicalType::BIGINT}};
+    {"selection_ms", LogicalType::BIGINT},     {"planning_ms", LogicalType::BIGINT},
+    {"comparison_ms", LogicalType::BIGINT},    {"application_ms", LogicalType::BIGINT},
+    {"publication_ms", LogicalType::BIGINT},   {"target_check_ms", LogicalType::BIGINT}};
 
 static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::string> &request_id) {
 	return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
 	              OptionalId(r.ours), OptionalId(r.theirs),
 	              request_id ? Value(*request_id) : Value(LogicalType::VARCHAR),
 	              r.operation_id.empty() ? Value(LogicalType::VARCHAR) : Value(r.operation_id),
-	              Value::BIGINT(r.timings.selection_ms), Value::BIGINT(r.timings.comparison_ms),
-	              Value::BIGINT(r.timings.application_ms), Value::BIGINT(r.timings.publication_ms),
-	              Value::BIGINT(r.timings.target_check_ms)}};
+	              Value::BIGINT(r.timings.selection_ms), Value::BIGINT(r.timings.planning_ms),
+	              Value::BIGINT(r.timings.comparison_ms), Value::BIGINT(r.timings.application_ms),
+	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
 }
 
 static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,

@@ -236,9 +236,11 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
                             const std::string &database, const std::string &destination, bool create_destination,
                             const MergeOptions &options, MetadataStore::MergeRecord record, MergeBranchResult &result,
                             MergeOperation &operation) {
-	auto comparison_start = Clock::now();
+	auto planning_start = Clock::now();
 	MergeSession session(instance, metadata, repository, database, Inputs(result),
 	                     Settings(options, record.time_zone, record.calendar), operation);
+	result.timings.planning_ms = MillisSince(planning_start);
+	auto comparison_start = Clock::now();
 	auto resolutions = Resolutions(metadata, session, database, record.request_id, options.resolution_tables);
 	try {
 		session.Run(true, resolutions, result.objects);

@@ -60,6 +60,8 @@ struct MergeSnapshotsRequest {
 
 struct MergeTimings {
 	int64_t selection_ms = 0;
+	//! Attaching the inputs, reading their catalogs, checking the scope and the read budget.
+	int64_t planning_ms = 0;
 	int64_t comparison_ms = 0;
 	int64_t application_ms = 0;
 	int64_t publication_ms = 0;

@@ -114,6 +114,21 @@ static Rows PreviewRows(const MergePreview &preview) {
 	return rows;
 }
 
+using PreviewRunner = std::function<MergePreview(ClientContext &context, const MergeOptions &options)>;
+
+//! Binds the shared preview options; the comparison itself runs at execution.
+static unique_ptr<FunctionData> BindPreview(TableFunctionBindInput &input, vector<LogicalType> &types,
+                                            vector<Identifier> &names, PreviewRunner run) {
+	auto options = ReadMergeOptions(input);
+	return BindRows(
+	    PreviewColumns(),
+	    [options, run](ClientContext &context) mutable {
+		    ReadSessionSettings(context, options);
+		    return PreviewRows(run(context, options));
+	    },
+	    types, names, options.progress);
+}
+
 static unique_ptr<FunctionData> BindBranch(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
                                            vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");
@@ -122,16 +137,11 @@ static unique_ptr<FunctionData> BindBranch(ClientContext &, TableFunctionBindInp
 	ValidateName("database", database);
 	ValidateName("branch", target);
 	ValidateName("branch", source);
-	auto options = ReadMergeOptions(input);
-	return BindRows(
-	    PreviewColumns(),
-	    [=](ClientContext &context) mutable {
-		    ReadSessionSettings(context, options);
-		    auto repository = CurrentRepository(context);
-		    return PreviewRows(PreviewMergeBranch(*context.db, *repository->metadata, repository->root, database,
-		                                          target, source, options));
-	    },
-	    types, names, options.progress);
+	return BindPreview(input, types, names, [=](ClientContext &context, const MergeOptions &options) {
+		auto repository = CurrentRepository(context);
+		return PreviewMergeBranch(*context.db, *repository->metadata, repository->root, database, target, source,
+		                          options);
+	});
 }
 
 static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,
@@ -141,16 +151,11 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBind
 	auto base = SnapshotArgument(input, 1, "base");
 	auto ours = SnapshotArgument(input, 2, "ours");
 	auto theirs = SnapshotArgument(input, 3, "theirs");
-	auto options = ReadMergeOptions(input);
-	return BindRows(
-	    PreviewColumns(),
-	    [=](ClientContext &context) mutable {
-		    ReadSessionSettings(context, options);
-		    auto repository = CurrentRepository(context);
-		    return PreviewRows(PreviewMergeSnapshots(*context.db, *repository->metadata, repository->root, database,
-		                                             base, ours, theirs, options));
-	    },
-	    types, names, options.progress);
+	return BindPreview(input, types, names, [=](ClientContext &context, const MergeOptions &options) {
+		auto repository = CurrentRepository(context);
+		return PreviewMergeSnapshots(*context.db, *repository->metadata, repository->root, database, base, ours, theirs,
+		                             options);
+	});
 }
 
 TableFunction MergeBranchPreviewFunction() {

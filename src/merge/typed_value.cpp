@@ -27,39 +27,20 @@ Value MakeTypedValue(const std::string &column, const Value &value) {
 	    text(LogicalType::VARCHAR), blob(LogicalType::BLOB), display(LogicalType::VARCHAR);
 	if (!value.IsNull()) {
 		display = Value(value.ToString());
-		switch (type.id()) {
-		case LogicalTypeId::BOOLEAN:
-			boolean = value;
-			break;
-		case LogicalTypeId::TINYINT:
-		case LogicalTypeId::SMALLINT:
-		case LogicalTypeId::INTEGER:
-		case LogicalTypeId::BIGINT:
-		case LogicalTypeId::HUGEINT:
-		case LogicalTypeId::UTINYINT:
-		case LogicalTypeId::USMALLINT:
-		case LogicalTypeId::UINTEGER:
-		case LogicalTypeId::UBIGINT:
-		case LogicalTypeId::UHUGEINT: {
+		if (type.IsIntegral()) {
 			// A UHUGEINT above the HUGEINT range keeps only its text.
 			auto wide = value.DefaultTryCastAs(LogicalType::HUGEINT);
 			if (wide) {
 				integer = *wide;
 			}
-			break;
-		}
-		case LogicalTypeId::FLOAT:
-		case LogicalTypeId::DOUBLE:
+		} else if (type.id() == LogicalTypeId::FLOAT || type.id() == LogicalTypeId::DOUBLE) {
 			real = value.DefaultCastAs(LogicalType::DOUBLE);
-			break;
-		case LogicalTypeId::VARCHAR:
+		} else if (type.id() == LogicalTypeId::BOOLEAN) {
+			boolean = value;
+		} else if (type.id() == LogicalTypeId::VARCHAR) {
 			text = value;
-			break;
-		case LogicalTypeId::BLOB:
+		} else if (type.id() == LogicalTypeId::BLOB) {
 			blob = value;
-			break;
-		default:
-			break;
 		}
 	}
 	return Value::STRUCT(TypedValueType(), {Value(column), Value(type.ToString()), Value::BOOLEAN(value.IsNull()),

@@ -63,45 +63,17 @@ std::vector<MetadataStore::MergeRecord> MetadataStore::ListMergeRequests(const s
 	return out;
 }
 
-std::string MetadataStore::BeginMergeAttempt(const std::string &database, const MergeRecord &record) {
-	std::lock_guard<std::mutex> guard(lock);
-	SqliteTransaction txn(db);
-	auto database_id = RequireDatabaseId(database);
-	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
-	           "base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, operation_id, time_zone, "
-	           "calendar) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (database_id, request_id) "
-	           "DO UPDATE SET attempts = attempts + 1 WHERE state = 'pending'")
-	    .Bind(1, database_id)
-	    .Bind(2, record.request_id)
-	    .Bind(3, record.arguments)
-	    .Bind(4, record.merge_action)
-	    .Bind(5, record.branch_name)
-	    .Bind(6, record.base_snapshot_id)
-	    .Bind(7, record.ours_snapshot_id)
-	    .Bind(8, record.theirs_snapshot_id)
-	    .Bind(9, NowMicros())
-	    .Bind(10, NewUuid())
-	    .Bind(11, record.time_zone)
-	    .Bind(12, record.calendar)
-	    .Run();
-	auto stmt = db.Prepare("SELECT operation_id FROM merge_requests WHERE database_id = ? AND request_id = ?");
-	stmt.Bind(1, database_id).Bind(2, record.request_id);
-	stmt.Step();
-	auto operation_id = stmt.Text(0);
-	txn.Commit();
-	return operation_id;
-}
-
-void MetadataStore::RecordPendingMerge(const std::string &database, const MergeRecord &record,
-                                       const std::string &error_code, const std::string &error) {
-	std::lock_guard<std::mutex> guard(lock);
-	SqliteTransaction txn(db);
-	auto database_id = RequireDatabaseId(database);
+//! Records a pending request with its inputs and frozen settings, or, when the request exists,
+//! applies `on_existing` (an UPDATE SET clause, applied only while it is pending). An empty error
+//! reads as none.
+static void UpsertPendingRequest(SqliteDatabase &db, int64_t database_id, const MetadataStore::MergeRecord &record,
+                                 const std::string &error_code, const std::string &error,
+                                 const std::string &on_existing) {
 	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
 	           "base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, last_error_code, last_error, "
 	           "operation_id, time_zone, calendar) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON "
-	           "CONFLICT (database_id, request_id) DO UPDATE SET last_error_code = excluded.last_error_code, "
-	           "last_error = excluded.last_error WHERE state = 'pending'")
+	           "CONFLICT (database_id, request_id) DO UPDATE SET " +
+	           on_existing + " WHERE state = 'pending'")
 	    .Bind(1, database_id)
 	    .Bind(2, record.request_id)
 	    .Bind(3, record.arguments)
@@ -117,6 +89,28 @@ void MetadataStore::RecordPendingMerge(const std::string &database, const MergeR
 	    .Bind(13, record.time_zone)
 	    .Bind(14, record.calendar)
 	    .Run();
+}
+
+std::string MetadataStore::BeginMergeAttempt(const std::string &database, const MergeRecord &record) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	UpsertPendingRequest(db, database_id, record, "", "", "attempts = attempts + 1");
+	auto stmt = db.Prepare("SELECT operation_id FROM merge_requests WHERE database_id = ? AND request_id = ?");
+	stmt.Bind(1, database_id).Bind(2, record.request_id);
+	stmt.Step();
+	auto operation_id = stmt.Text(0);
+	txn.Commit();
+	return operation_id;
+}
+
+void MetadataStore::RecordPendingMerge(const std::string &database, const MergeRecord &record,
+                                       const std::string &error_code, const std::string &error) {
+	std::lock_guard<std::mutex> guard(lock);
+	SqliteTransaction txn(db);
+	auto database_id = RequireDatabaseId(database);
+	UpsertPendingRequest(db, database_id, record, error_code, error,
+	                     "last_error_code = excluded.last_error_code, last_error = excluded.last_error");
 	txn.Commit();
 }
 

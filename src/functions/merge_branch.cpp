@@ -4,6 +4,7 @@
 #include "merge/merge_branch.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
+#include "duckdb/transaction/transaction_context.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/merge_options.hpp"
 #include "functions/rows_function.hpp"
@@ -22,6 +23,16 @@ static const std::vector<ResultColumn> RESULT_COLUMNS = {
     {"comparison_ms", LogicalType::BIGINT},    {"application_ms", LogicalType::BIGINT},
     {"publication_ms", LogicalType::BIGINT},   {"target_check_ms", LogicalType::BIGINT}};
 
+//! A merge publishes in the repository's own transaction, which a ROLLBACK of the caller's could not
+//! undo: it runs only in autocommit mode.
+static void RequireAutoCommit(ClientContext &context) {
+	if (!context.transaction.IsAutoCommit()) {
+		Fail(ErrorKind::INVALID_INPUT, "autocommit_required",
+		     "Merges run in autocommit mode only: the published result could not be rolled back with your "
+		     "transaction. COMMIT or ROLLBACK first, then run the merge on its own.");
+	}
+}
+
 static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::string> &request_id) {
 	return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
 	              OptionalId(r.ours), OptionalId(r.theirs),
@@ -32,7 +43,7 @@ static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::strin
 	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
 }
 
-static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,
+static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunctionBindInput &input,
                                               vector<LogicalType> &types, vector<Identifier> &names) {
 	MergeSnapshotsRequest request;
 	request.database = StringArgument(input, 0, "database name");
@@ -46,10 +57,11 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBind
 	if (request.request_id) {
 		ValidateName("request", *request.request_id);
 	}
-	auto options = ReadMergeOptions(input);
+	auto options = ReadMergeOptions(context, input);
 	return BindRows(
 	    RESULT_COLUMNS,
 	    [request, options](ClientContext &context) mutable {
+		    RequireAutoCommit(context);
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
 		    return ResultRow(MergeSnapshots(*context.db, *repository->metadata, repository->root, request, options),
@@ -58,7 +70,7 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBind
 	    types, names, options.progress);
 }
 
-static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
 	MergeBranchRequest request;
 	request.database = StringArgument(input, 0, "database name");
@@ -79,10 +91,11 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
 	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
 	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
-	auto options = ReadMergeOptions(input);
+	auto options = ReadMergeOptions(context, input);
 	return BindRows(
 	    RESULT_COLUMNS,
 	    [request, options](ClientContext &context) mutable {
+		    RequireAutoCommit(context);
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
 		    return ResultRow(MergeBranch(*context.db, *repository->metadata, repository->root, request, options),

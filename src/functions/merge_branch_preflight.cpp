@@ -11,7 +11,7 @@ namespace differential {
 
 using namespace duckdb;
 
-static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
 	MergeBranchRequest request;
 	request.database = StringArgument(input, 0, "database name");
@@ -22,10 +22,13 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	for (auto name : {&request.target, &request.source, &request.destination}) {
 		ValidateName("branch", *name);
 	}
+	if (request.destination != request.target) {
+		ValidateNewBranchName(request.destination);
+	}
 	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
 	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
 	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
-	auto options = ReadMergeOptions(input);
+	auto options = ReadMergeOptions(context, input);
 	return BindRows(
 	    {{"ready", LogicalType::BOOLEAN},
 	     {"merge_action", LogicalType::VARCHAR},

@@ -117,9 +117,9 @@ static Rows PreviewRows(const MergePreview &preview) {
 using PreviewRunner = std::function<MergePreview(ClientContext &context, const MergeOptions &options)>;
 
 //! Binds the shared preview options; the comparison itself runs at execution.
-static unique_ptr<FunctionData> BindPreview(TableFunctionBindInput &input, vector<LogicalType> &types,
-                                            vector<Identifier> &names, PreviewRunner run) {
-	auto options = ReadMergeOptions(input);
+static unique_ptr<FunctionData> BindPreview(ClientContext &context, TableFunctionBindInput &input,
+                                            vector<LogicalType> &types, vector<Identifier> &names, PreviewRunner run) {
+	auto options = ReadMergeOptions(context, input);
 	return BindRows(
 	    PreviewColumns(),
 	    [options, run](ClientContext &context) mutable {
@@ -129,29 +129,29 @@ static unique_ptr<FunctionData> BindPreview(TableFunctionBindInput &input, vecto
 	    types, names, options.progress);
 }
 
-static unique_ptr<FunctionData> BindBranch(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
-                                           vector<Identifier> &names) {
+static unique_ptr<FunctionData> BindBranch(ClientContext &context, TableFunctionBindInput &input,
+                                           vector<LogicalType> &types, vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");
 	auto target = StringArgument(input, 1, "target branch");
 	auto source = StringArgument(input, 2, "source branch");
 	ValidateName("database", database);
 	ValidateName("branch", target);
 	ValidateName("branch", source);
-	return BindPreview(input, types, names, [=](ClientContext &context, const MergeOptions &options) {
+	return BindPreview(context, input, types, names, [=](ClientContext &context, const MergeOptions &options) {
 		auto repository = CurrentRepository(context);
 		return PreviewMergeBranch(*context.db, *repository->metadata, repository->root, database, target, source,
 		                          options);
 	});
 }
 
-static unique_ptr<FunctionData> BindSnapshots(ClientContext &, TableFunctionBindInput &input,
+static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunctionBindInput &input,
                                               vector<LogicalType> &types, vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
 	auto base = SnapshotArgument(input, 1, "base");
 	auto ours = SnapshotArgument(input, 2, "ours");
 	auto theirs = SnapshotArgument(input, 3, "theirs");
-	return BindPreview(input, types, names, [=](ClientContext &context, const MergeOptions &options) {
+	return BindPreview(context, input, types, names, [=](ClientContext &context, const MergeOptions &options) {
 		auto repository = CurrentRepository(context);
 		return PreviewMergeSnapshots(*context.db, *repository->metadata, repository->root, database, base, ours, theirs,
 		                             options);

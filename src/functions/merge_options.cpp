@@ -38,12 +38,13 @@ static int64_t NonNegative(TableFunctionBindInput &input, const std::string &nam
 	return *value;
 }
 
-MergeOptions ReadMergeOptions(TableFunctionBindInput &input) {
+MergeOptions ReadMergeOptions(ClientContext &context, TableFunctionBindInput &input) {
 	MergeOptions options;
 	options.schema_mode = ParseSchemaMode(NamedString(input, "schema_mode"));
 	for (auto &entry : input.named_parameters) {
 		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "resolution_tables") {
 			options.resolution_tables = ParseResolutionMapping(entry.second);
+			ResolveResolutionSources(context, options.resolution_tables);
 		}
 		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "validate" && !entry.second.IsNull()) {
 			options.validate = entry.second.GetValue<bool>();

@@ -10,7 +10,8 @@ namespace differential {
 enum class MergeOptionSet { MERGE, PREVIEW, PREFLIGHT };
 
 void AddMergeOptions(duckdb::TableFunction &function, MergeOptionSet set);
-MergeOptions ReadMergeOptions(duckdb::TableFunctionBindInput &input);
+//! Reads the options at bind; resolution table names resolve in the caller's session.
+MergeOptions ReadMergeOptions(duckdb::ClientContext &context, duckdb::TableFunctionBindInput &input);
 //! Fills what comes from the session running the call: TimeZone, Calendar, the concurrency limit.
 void ReadSessionSettings(duckdb::ClientContext &context, MergeOptions &options);
 

@@ -14,6 +14,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
 	auto only = NamedString(input, "request_id");
+	if (only) {
+		ValidateName("request", *only);
+	}
 	return BindRows(
 	    {{"request_id", LogicalType::VARCHAR},
 	     {"state", LogicalType::VARCHAR},
@@ -29,6 +32,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"operation_id", LogicalType::VARCHAR},
 	     {"time_zone", LogicalType::VARCHAR},
 	     {"calendar", LogicalType::VARCHAR},
+	     {"aborted_by", LogicalType::VARCHAR},
 	     {"created_at", LogicalType::TIMESTAMP_TZ},
 	     {"completed_at", LogicalType::TIMESTAMP_TZ}},
 	    [database, only](ClientContext &context) {
@@ -44,7 +48,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			                    OptionalText(!r.last_error.empty(), r.last_error),
 			                    OptionalText(!r.operation_id.empty(), r.operation_id),
 			                    OptionalText(!r.time_zone.empty(), r.time_zone),
-			                    OptionalText(!r.calendar.empty(), r.calendar), TimestampFromMicros(r.created_at_us),
+			                    OptionalText(!r.calendar.empty(), r.calendar),
+			                    OptionalText(!r.aborted_by.empty(), r.aborted_by), TimestampFromMicros(r.created_at_us),
 			                    r.completed_at_us >= 0 ? TimestampFromMicros(r.completed_at_us)
 			                                           : Value(LogicalType::TIMESTAMP_TZ)});
 		    }

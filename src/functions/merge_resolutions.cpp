@@ -73,6 +73,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
 	auto request_id = StringArgument(input, 1, "request id");
+	ValidateName("request", request_id);
 	return BindRows(
 	    {{"table_name", LogicalType::VARCHAR},
 	     {"key", LogicalType::LIST(TypedValueType())},

@@ -196,11 +196,13 @@ static MergeInputs Inputs(const MergeBranchResult &result) {
 	return MergeInputs {result.base, result.ours, result.theirs};
 }
 
-//! The request's decisions: frozen by its first attempt that compared, or read now (and frozen, for a request).
+//! The request's decisions: frozen by its first attempt whose decisions were valid, or read now
+//! (`fresh` tells that they still need freezing).
 static std::vector<FrozenResolution> Resolutions(MetadataStore &metadata, MergeSession &session,
                                                  const std::string &database, const std::string &request_id,
-                                                 const ResolutionMapping &mapping) {
+                                                 const ResolutionMapping &mapping, bool &fresh) {
 	std::vector<FrozenResolution> resolutions;
+	fresh = false;
 	if (!request_id.empty()) {
 		for (auto &frozen : metadata.FrozenResolutions(database, request_id)) {
 			resolutions.push_back(DeserializeResolution(frozen.first, frozen.second));
@@ -212,15 +214,25 @@ static std::vector<FrozenResolution> Resolutions(MetadataStore &metadata, MergeS
 	if (mapping.empty()) {
 		return resolutions;
 	}
-	resolutions = ReadResolutionTables(session.Connection(), mapping, session.ComparedTables());
-	if (!request_id.empty()) {
-		std::vector<std::pair<std::string, std::string>> blobs;
-		for (auto &resolution : resolutions) {
-			blobs.emplace_back(resolution.table, SerializeResolution(resolution));
-		}
-		metadata.FreezeResolutions(database, request_id, blobs);
+	fresh = true;
+	return ReadResolutionTables(session.Connection(), mapping, session.ComparedTables());
+}
+
+//! Freezes decisions that passed validation: a retry uses exactly these, even if the tables change.
+static void Freeze(MetadataStore &metadata, const std::string &database, const std::string &request_id,
+                   const std::vector<FrozenResolution> &resolutions) {
+	if (request_id.empty() || resolutions.empty()) {
+		return;
 	}
-	return resolutions;
+	std::vector<std::pair<std::string, std::string>> blobs;
+	for (auto &resolution : resolutions) {
+		blobs.emplace_back(resolution.table, SerializeResolution(resolution));
+	}
+	metadata.FreezeResolutions(database, request_id, blobs);
+}
+
+static std::string ConflictingRows(int64_t conflicts) {
+	return std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s");
 }
 
 static int64_t ConflictCount(const MergeBranchResult &result) {
@@ -241,16 +253,20 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	                     Settings(options, record.time_zone, record.calendar), operation);
 	result.timings.planning_ms = MillisSince(planning_start);
 	auto comparison_start = Clock::now();
-	auto resolutions = Resolutions(metadata, session, database, record.request_id, options.resolution_tables);
+	bool fresh = false;
+	auto resolutions = Resolutions(metadata, session, database, record.request_id, options.resolution_tables, fresh);
 	try {
 		session.Run(true, resolutions, result.objects);
+		if (fresh) {
+			Freeze(metadata, database, record.request_id, resolutions);
+		}
 	} catch (duckdb::Exception &e) {
 		// Errors of queries run on a connection come back as a plain Exception carrying their type.
 		if (duckdb::ErrorData(e).Type() != duckdb::ExceptionType::CONSTRAINT) {
 			throw;
 		}
 		Fail(ErrorKind::CONFLICT, "merge_validation_failed",
-		     "The merged result violates a constraint (" + std::string(e.what()) +
+		     "The merged result violates a constraint (" + duckdb::ErrorData(e).RawMessage() +
 		         "), though each side alone satisfies it; nothing was merged. Preview it with validate => true and "
 		         "reconcile the rows on one branch.");
 	}
@@ -263,9 +279,8 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	auto conflicts = ConflictCount(result);
 	if (conflicts > 0) {
 		Fail(ErrorKind::INVALID_INPUT, "merge_conflict",
-		     std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s") +
-		         "; nothing was merged. Use differential_merge_snapshots_preview('" + database + "', " +
-		         std::to_string(result.base) + ", " + std::to_string(result.ours) + ", " +
+		     ConflictingRows(conflicts) + "; nothing was merged. Use differential_merge_snapshots_preview('" +
+		         database + "', " + std::to_string(result.base) + ", " + std::to_string(result.ours) + ", " +
 		         std::to_string(result.theirs) +
 		         ") to page through conflict_details, then pass decisions with resolution_tables => (under a new "
 		         "request_id).");
@@ -296,6 +311,18 @@ static MetadataStore::MergeRecord NewRecord(const std::optional<std::string> &re
 	return record;
 }
 
+//! The code of a refusal raised inside the merge's own connection (e.g. by its ATTACH of an input),
+//! which reaches us as a DuckDB error carrying the "[differential:<code>]" text.
+static std::string ErrorCodeIn(const std::string &message) {
+	static const std::string marker = "[differential:";
+	auto at = message.find(marker);
+	if (at == std::string::npos) {
+		return "internal";
+	}
+	auto end = message.find(']', at);
+	return message.substr(at + marker.size(), end == std::string::npos ? std::string::npos : end - at - marker.size());
+}
+
 //! Runs one attempt of a request: records its start, and a failure as the request's latest error.
 template <class ATTEMPT>
 static void Attempt(MetadataStore &metadata, const std::string &database, MetadataStore::MergeRecord &record,
@@ -309,9 +336,12 @@ static void Attempt(MetadataStore &metadata, const std::string &database, Metada
 	} catch (std::exception &error) {
 		if (!record.request_id.empty()) {
 			auto *known = dynamic_cast<DifferentialError *>(&error);
+			auto *engine = dynamic_cast<duckdb::Exception *>(&error);
+			auto message = known    ? std::string(known->what())
+			               : engine ? duckdb::ErrorData(*engine).RawMessage()
+			                        : std::string(error.what());
 			try {
-				metadata.RecordPendingMerge(database, record, known ? known->code : std::string("internal"),
-				                            error.what());
+				metadata.RecordPendingMerge(database, record, known ? known->code : ErrorCodeIn(message), message);
 			} catch (...) {
 				// The failure itself is what the caller must see.
 			}
@@ -323,15 +353,22 @@ static void Attempt(MetadataStore &metadata, const std::string &database, Metada
 MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                               const std::string &repository, const MergeBranchRequest &request,
                               const MergeOptions &options) {
-	MergeOperation operation(request.database, request.request_id.value_or(""), options.max_concurrent, options.limits,
-	                         options.progress);
 	auto selection_start = Clock::now();
 	auto arguments = request.Canonical() + options.Canonical();
 	auto prior = LookupRequest(metadata, request.database, request.request_id, arguments);
 	if (prior.completed) {
 		return *prior.completed;
 	}
+	// A replay above needs no slot; everything below counts against the concurrency limit.
+	MergeOperation operation(request.database, request.request_id.value_or(""), options.max_concurrent, options.limits,
+	                         options.progress);
 	bool create_destination = request.destination != request.target;
+	if (create_destination && metadata.FindBranch(request.database, request.destination)) {
+		Fail(ErrorKind::CONFLICT, "branch_exists",
+		     "The destination " + QuoteName(request.destination) +
+		         " is an existing branch other than the target; nothing was merged. Merge into the target itself, "
+		         "or into a new branch name.");
+	}
 	// A retry recomputes from the inputs the first attempt selected, not from today's heads.
 	auto result = prior.pending ? FrozenInputs(metadata, request.database, *prior.pending)
 	                            : SelectInputs(metadata, request.database, request.target, request.source);
@@ -340,12 +377,6 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	record.time_zone = prior.pending ? prior.pending->time_zone : options.time_zone;
 	record.calendar = prior.pending ? prior.pending->calendar : options.calendar;
 	Attempt(metadata, request.database, record, result, operation, [&]() {
-		if (create_destination && metadata.FindBranch(request.database, request.destination)) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
-			     "The destination " + QuoteName(request.destination) +
-			         " is an existing branch other than the target: merge into the target itself, or into a new "
-			         "branch name.");
-		}
 		if ((request.expected_base && *request.expected_base != result.base) ||
 		    (request.expected_ours && *request.expected_ours != result.ours) ||
 		    (request.expected_theirs && *request.expected_theirs != result.theirs)) {
@@ -413,8 +444,6 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                                  const std::string &repository, const MergeSnapshotsRequest &request,
                                  const MergeOptions &options) {
-	MergeOperation operation(request.database, request.request_id.value_or(""), options.max_concurrent, options.limits,
-	                         options.progress);
 	auto selection_start = Clock::now();
 	if (!metadata.FindDatabase(request.database)) {
 		Fail(ErrorKind::NOT_FOUND, "database_not_found",
@@ -426,6 +455,8 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 	if (prior.completed) {
 		return *prior.completed;
 	}
+	MergeOperation operation(request.database, request.request_id.value_or(""), options.max_concurrent, options.limits,
+	                         options.progress);
 	RequireKeptInputs(metadata, request.database, {request.base, request.ours, request.theirs});
 	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
@@ -457,15 +488,24 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 	preview.validation_state = "not_checked";
 	MergeSession session(instance, metadata, repository, database, Inputs(inputs),
 	                     Settings(options, options.time_zone, options.calendar), operation);
-	auto resolutions = Resolutions(metadata, session, database, "", options.resolution_tables);
-	// With nothing to combine, the result is one of the inputs: there is nothing to validate.
-	bool validate = options.validate && !Trivial(inputs);
+	// With nothing to combine, the result is one of the inputs as it is: no row can conflict (so no
+	// decision applies), its catalog is that input's own, and there is nothing to validate.
+	bool trivial = Trivial(inputs);
+	bool fresh = false;
+	auto resolutions = trivial ? std::vector<FrozenResolution>()
+	                           : Resolutions(metadata, session, database, "", options.resolution_tables, fresh);
 	try {
-		session.Run(validate, resolutions, preview.inputs.objects);
+		session.Run(options.validate && !trivial, resolutions, preview.inputs.objects);
+		if (trivial) {
+			for (auto &object : preview.inputs.objects) {
+				object.schema_conflicts.clear();
+			}
+		}
 		if (session.staged) {
 			session.FinishStaging();
 			preview.validation_state = "valid";
-		} else if (validate && ConflictCount(preview.inputs) == 0 && session.FirstSchemaConflict()) {
+		} else if (options.validate && !trivial && ConflictCount(preview.inputs) == 0 &&
+		           session.FirstSchemaConflict()) {
 			preview.validation_state = "invalid";
 			preview.validation_code = session.FirstSchemaConflict()->kind;
 			preview.validation_error = session.FirstSchemaConflict()->message;
@@ -476,7 +516,7 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 		}
 		preview.validation_state = "invalid";
 		preview.validation_code = "merge_validation_failed";
-		preview.validation_error = e.what();
+		preview.validation_error = duckdb::ErrorData(e).RawMessage();
 	}
 	return preview;
 }
@@ -508,7 +548,10 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 	MergePreflight preflight;
 	bool create_destination = request.destination != request.target;
 	auto issue = [&](const std::string &code, const std::string &message) {
-		preflight.issues.push_back(code + ": " + message);
+		// Refusals carry their own "[differential:<code>] " prefix; the issue line names the code once.
+		auto prefix = "[differential:" + code + "] ";
+		auto text = message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+		preflight.issues.push_back(code + ": " + text);
 	};
 	preflight.inputs = SelectInputs(metadata, request.database, request.target, request.source);
 	auto &in = preflight.inputs;
@@ -533,7 +576,9 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 				issue("merge_target_dirty", "the target has writes after its latest snapshot");
 			}
 		} catch (DifferentialError &error) {
-			preflight.target_state = error.code == "branch_locked" ? "locked" : "attached";
+			preflight.target_state = error.code == "branch_locked"                      ? "locked"
+			                         : error.code == "active_attachment_or_transaction" ? "attached"
+			                                                                            : "unknown";
 			issue(error.code, error.what());
 		}
 	}
@@ -551,7 +596,7 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 		}
 		auto conflicts = ConflictCount(in);
 		if (conflicts > 0) {
-			issue("merge_conflict", std::to_string(conflicts) + " conflicting rows");
+			issue("merge_conflict", ConflictingRows(conflicts));
 		}
 		// A schema conflict found while building the result is already listed with its object.
 		if (preview.validation_state == "invalid" && preview.validation_code == "merge_validation_failed") {
@@ -560,6 +605,11 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 	} catch (DifferentialError &error) {
 		preflight.validation_state = "not_checked";
 		issue(error.code, error.what());
+	} catch (duckdb::Exception &error) {
+		// A refusal from the preview's own connection (an input's ATTACH, say) keeps its code.
+		auto message = duckdb::ErrorData(error).RawMessage();
+		preflight.validation_state = "not_checked";
+		issue(ErrorCodeIn(message), message);
 	}
 	preflight.ready = preflight.issues.empty();
 	return preflight;

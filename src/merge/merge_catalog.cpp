@@ -5,6 +5,7 @@
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "common/sql_quote.hpp"
+#include "duckdb/common/string_util.hpp"
 #include "duckdb/common/types.hpp"
 #include "duckdb/parser/column_definition.hpp"
 #include "duckdb/parser/parsed_data/create_table_info.hpp"
@@ -18,9 +19,13 @@ namespace differential {
 using duckdb::LogicalType;
 using duckdb::LogicalTypeId;
 
+std::string CatalogKey(const std::string &name) {
+	return duckdb::StringUtil::Lower(name);
+}
+
 const ColumnDef *TableDef::FindColumn(const std::string &column) const {
 	for (auto &c : columns) {
-		if (c.name == column) {
+		if (duckdb::StringUtil::CIEquals(c.name, column)) {
 			return &c;
 		}
 	}
@@ -117,6 +122,10 @@ static std::string InDatabase(const std::string &alias) {
 CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias, const std::string &side) {
 	CatalogSide catalog;
 	auto where = InDatabase(alias);
+	for (auto &row : QueryRows(connection, "SELECT schema_name FROM duckdb_schemas()" + where +
+	                                           " AND NOT internal AND schema_name <> 'main'")) {
+		Unsupported("Schema " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists besides main");
+	}
 	for (auto &row : QueryRows(connection, "SELECT sequence_name FROM duckdb_sequences()" + where)) {
 		Unsupported("Sequence " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists");
 	}
@@ -137,7 +146,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		if (!row.GetBaseValue(3).IsNull()) {
 			Unsupported("Table " + QuoteName(name), side, "has a comment");
 		}
-		auto &table = catalog.tables[name];
+		auto &table = catalog.tables[CatalogKey(name)];
 		table.name = name;
 		table.create_sql = row.GetBaseValue(2).ToString();
 		CheckDefinition(table.create_sql, name, side);
@@ -146,12 +155,15 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 	                                       "c.comment FROM duckdb_columns() c JOIN duckdb_tables() t USING "
 	                                       "(database_name, schema_name, table_name) WHERE c.database_name = " +
 	                                           SqlLiteral(alias) + " ORDER BY c.table_name, c.column_index")) {
-		auto &table = catalog.tables[row.GetBaseValue(0).ToString()];
+		auto &table = catalog.tables[CatalogKey(row.GetBaseValue(0).ToString())];
 		ColumnDef column;
 		column.name = row.GetBaseValue(1).ToString();
 		column.nullable = row.GetBaseValue(2).GetValue<bool>();
 		column.default_sql = row.GetBaseValue(3).IsNull() ? "" : row.GetBaseValue(3).ToString();
 		auto object = QuoteName(table.name + "." + column.name);
+		if (duckdb::StringUtil::StartsWith(CatalogKey(column.name), "__differential")) {
+			Unsupported("Column " + object, side, "uses a name reserved for the merge's own columns");
+		}
 		if (!row.GetBaseValue(4).IsNull()) {
 			Unsupported("Column " + object, side, "has a comment");
 		}
@@ -180,7 +192,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 	for (auto &row : QueryRows(connection, "SELECT table_name, constraint_type, constraint_column_names, expression, "
 	                                       "constraint_text FROM duckdb_constraints()" +
 	                                           where + " ORDER BY table_name, constraint_index")) {
-		auto found = catalog.tables.find(row.GetBaseValue(0).ToString());
+		auto found = catalog.tables.find(CatalogKey(row.GetBaseValue(0).ToString()));
 		if (found == catalog.tables.end()) {
 			continue;
 		}
@@ -216,14 +228,16 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 	}
 	for (auto &row :
 	     QueryRows(connection, "SELECT table_name, index_name, expressions, sql FROM duckdb_indexes()" + where)) {
-		auto found = catalog.tables.find(row.GetBaseValue(0).ToString());
+		auto found = catalog.tables.find(CatalogKey(row.GetBaseValue(0).ToString()));
 		if (found == catalog.tables.end()) {
 			continue;
 		}
+		// Plain column indexes list their columns as "[a, b]".
 		auto expressions = row.GetBaseValue(2).ToString();
+		auto listed = duckdb::StringUtil::Split(expressions.substr(1, expressions.size() - 2), ", ");
 		for (auto &c : found->second.columns) {
-			if (expressions == "[" + c.name + "]") {
-				c.constrained = true;
+			for (auto &name : listed) {
+				c.constrained = c.constrained || name == c.name;
 			}
 		}
 		if (expressions.find('(') != std::string::npos) {
@@ -264,7 +278,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		}
 		view.relations = scope.relations;
 		view.has_star = scope.has_star;
-		catalog.views[name] = view;
+		catalog.views[CatalogKey(name)] = view;
 	}
 	return catalog;
 }

@@ -13,6 +13,9 @@ class Connection;
 
 namespace differential {
 
+//! DuckDB names are case-insensitive: catalogs are keyed, and names compared, by their lowercase form.
+std::string CatalogKey(const std::string &name);
+
 struct ColumnDef {
 	std::string name;
 	//! The SQL type as DuckDB prints it (usable in DDL).
@@ -24,7 +27,7 @@ struct ColumnDef {
 	bool constrained = false;
 	bool nested = false;
 	bool operator==(const ColumnDef &other) const {
-		return name == other.name && type == other.type && nullable == other.nullable &&
+		return CatalogKey(name) == CatalogKey(other.name) && type == other.type && nullable == other.nullable &&
 		       default_sql == other.default_sql && constrained == other.constrained;
 	}
 	bool operator!=(const ColumnDef &other) const {
@@ -55,6 +58,7 @@ struct ViewDef {
 	bool has_star = false;
 };
 
+//! Keyed by CatalogKey; each definition keeps its own spelling.
 struct CatalogSide {
 	std::map<std::string, TableDef> tables;
 	std::map<std::string, ViewDef> views;

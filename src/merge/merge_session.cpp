@@ -249,14 +249,15 @@ void MergeSession::Run(bool stage_result, const std::vector<FrozenResolution> &r
 			definitions_clash = definitions_clash || conflict.kind == "merge_schema_conflict";
 		}
 		if (table.merge_rows && !definitions_clash) {
-			auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + table.shape.name);
+			// Numbered, not named: table names differing only in case are one name to DuckDB.
+			auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + std::to_string(i));
 			decision_tables[i] = decisions;
 			RunSql(*connection,
 			       "CREATE TEMP TABLE " + decisions + " AS " + DecisionQuery(table.shape, base, ours, theirs));
 			for (auto &resolution : resolutions) {
 				if (resolution.table == table.shape.name) {
 					ApplyResolution(*connection, table.shape, decisions, resolution,
-					                "__merge_resolution@" + tag + "@" + table.shape.name);
+					                "__merge_resolution@" + tag + "@" + std::to_string(i));
 				}
 			}
 			int64_t *fields[] = {&object.counts.ours_inserts,   &object.counts.ours_updates,
@@ -364,6 +365,12 @@ void MergeSession::PrepareStage() {
 	auto qualified = [&](const std::string &table) {
 		return SqlIdentifier(stage) + ".main." + SqlIdentifier(table);
 	};
+	// Views theirs removed go first: a table theirs added may take the name.
+	for (auto &view : plan.views) {
+		if (view.stage_apply && view.sql.empty()) {
+			RunSql(*connection, "DROP VIEW IF EXISTS " + qualified(view.name));
+		}
+	}
 	for (auto &table : plan.tables) {
 		if (table.stage_drop) {
 			RunSql(*connection, "DROP TABLE " + qualified(table.shape.name));
@@ -402,16 +409,14 @@ void MergeSession::ApplyViews() {
 		if (!view.stage_apply) {
 			continue;
 		}
-		if (view.sql.empty()) {
-			RunSql(*connection, "DROP VIEW IF EXISTS " + SqlIdentifier(stage) + ".main." + SqlIdentifier(view.name));
-		} else {
+		if (!view.sql.empty()) {
 			pending.push_back(&view);
 		}
 	}
 	// Views bind when created, so one that reads another waits for it: retry until a round makes no progress.
 	while (!pending.empty()) {
 		std::vector<const ViewPlan *> failed;
-		std::string last_error;
+		std::map<const ViewPlan *, std::string> errors;
 		for (auto *view : pending) {
 			auto sql = view->sql;
 			if (sql.rfind("CREATE VIEW", 0) == 0) {
@@ -419,20 +424,18 @@ void MergeSession::ApplyViews() {
 			}
 			try {
 				RunIn(*connection, stage, {sql});
-			} catch (std::exception &e) {
+			} catch (duckdb::Exception &e) {
 				failed.push_back(view);
-				last_error = e.what();
+				errors[view] = duckdb::ErrorData(e).RawMessage();
 			}
 		}
 		if (failed.size() == pending.size()) {
 			for (auto &view : plan.views) {
-				for (auto *f : failed) {
-					if (f == &view) {
-						view.schema_conflicts.push_back(
-						    {"view_binding", "",
-						     "view " + QuoteName(view.name) +
-						         " does not bind against the merged catalog: " + last_error});
-					}
+				if (errors.count(&view)) {
+					view.schema_conflicts.push_back(
+					    {"view_binding", "",
+					     "view " + QuoteName(view.name) +
+					         " does not bind against the merged catalog: " + errors[&view]});
 				}
 			}
 			return;
@@ -446,7 +449,7 @@ static std::string OutputShape(duckdb::Connection &connection, const std::string
 	auto result =
 	    connection.Query("SELECT * FROM " + SqlIdentifier(alias) + ".main." + SqlIdentifier(view) + " LIMIT 0");
 	if (result->HasError()) {
-		error = result->GetError();
+		error = result->GetErrorObject().RawMessage();
 		return "";
 	}
 	std::string shape;

@@ -5,12 +5,17 @@
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "common/sql_quote.hpp"
+#include "duckdb/catalog/catalog.hpp"
+#include "duckdb/catalog/catalog_entry.hpp"
+#include "duckdb/catalog/catalog_entry/schema_catalog_entry.hpp"
+#include "duckdb/catalog/entry_lookup_info.hpp"
 #include "duckdb/common/serializer/binary_deserializer.hpp"
 #include "duckdb/common/serializer/binary_serializer.hpp"
 #include "duckdb/common/serializer/memory_stream.hpp"
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/main/connection.hpp"
 #include "duckdb/main/prepared_statement.hpp"
+#include "duckdb/parser/qualified_name.hpp"
 #include "merge/merge_sql.hpp"
 
 namespace differential {
@@ -27,14 +32,18 @@ static const char *COLUMNS_COLUMN = "_merge_columns";
 	     message + "; nothing was merged. See the resolution table rules in docs/MERGES.md.");
 }
 
-//! 'main.orders' and 'orders' both name the main schema's table orders.
+//! 'main.orders' and 'orders' both name the main schema's table orders; quoting works as in SQL.
 static std::string TargetTable(const std::string &name) {
-	auto parts = StringUtil::Split(name, ".");
-	if (parts.size() == 2 && StringUtil::Lower(parts[0]) == "main") {
-		return parts[1];
-	}
-	if (parts.size() == 1) {
-		return parts[0];
+	duckdb::QualifiedName parsed;
+	std::string error;
+	if (duckdb::QualifiedName::TryParse(name, parsed, error)) {
+		auto &path = parsed.Path();
+		if (path.size() == 2 && StringUtil::Lower(path[0].GetIdentifierName()) == "main") {
+			return path[1].GetIdentifierName();
+		}
+		if (path.size() == 1) {
+			return path[0].GetIdentifierName();
+		}
 	}
 	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
 	     "resolution_tables key " + QuoteName(name) +
@@ -56,13 +65,17 @@ ResolutionMapping ParseResolutionMapping(const Value &map) {
 		if (pair[0].IsNull() || pair[1].IsNull()) {
 			Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "resolution_tables has a NULL key or value.");
 		}
-		mapping.emplace_back(TargetTable(pair[0].ToString()), pair[1].ToString());
+		ResolutionSource source;
+		source.table = TargetTable(pair[0].ToString());
+		source.written = pair[1].ToString();
+		mapping.push_back(source);
 	}
-	std::sort(mapping.begin(), mapping.end());
+	std::sort(mapping.begin(), mapping.end(),
+	          [](const ResolutionSource &a, const ResolutionSource &b) { return a.table < b.table; });
 	for (size_t i = 1; i < mapping.size(); i++) {
-		if (StringUtil::CIEquals(mapping[i].first, mapping[i - 1].first)) {
+		if (StringUtil::CIEquals(mapping[i].table, mapping[i - 1].table)) {
 			Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
-			     "resolution_tables names table " + QuoteName(mapping[i].first) + " twice; give one table each.");
+			     "resolution_tables names table " + QuoteName(mapping[i].table) + " twice; give one table each.");
 		}
 	}
 	return mapping;
@@ -71,48 +84,36 @@ ResolutionMapping ParseResolutionMapping(const Value &map) {
 std::string CanonicalMapping(const ResolutionMapping &mapping) {
 	std::string out;
 	for (auto &entry : mapping) {
-		out += entry.first + "=" + entry.second + ";";
+		out += entry.table + "=" + entry.written + ";";
 	}
 	return out;
 }
 
-//! The source table as catalog, schema and name, resolved like DuckDB does for a qualified name.
-static std::string ResolveSource(duckdb::Connection &connection, const std::string &source) {
-	auto parts = StringUtil::Split(source, ".");
-	std::string filter;
-	if (parts.size() == 3) {
-		filter = "database_name = " + SqlLiteral(parts[0]) + " AND schema_name = " + SqlLiteral(parts[1]) +
-		         " AND table_name = " + SqlLiteral(parts[2]);
-	} else if (parts.size() == 2) {
-		filter = "((database_name = " + SqlLiteral(parts[0]) +
-		         " AND schema_name = 'main') OR (database_name = "
-		         "current_database() AND schema_name = " +
-		         SqlLiteral(parts[0]) + ")) AND table_name = " + SqlLiteral(parts[1]);
-	} else if (parts.size() == 1) {
-		filter = "(database_name = current_database() OR temporary) AND schema_name = 'main' AND table_name = " +
-		         SqlLiteral(parts[0]);
-	} else {
-		Invalid("Resolution table " + QuoteName(source) + " is not a table name");
-	}
-	auto found = RunSql(connection, "SELECT database_name, schema_name, table_name, temporary FROM duckdb_tables() "
-	                                "WHERE " +
-	                                    filter + " ORDER BY temporary LIMIT 1");
-	for (auto &row : *found) {
-		if (row.GetBaseValue(3).GetValue<bool>()) {
-			Invalid("Resolution table " + QuoteName(source) +
-			        " is a temporary table; use a committed table of a database (e.g. memory.main.decisions)");
+void ResolveResolutionSources(duckdb::ClientContext &context, ResolutionMapping &mapping) {
+	for (auto &entry : mapping) {
+		auto written = QuoteName(entry.written);
+		duckdb::QualifiedName name;
+		std::string error;
+		if (!duckdb::QualifiedName::TryParse(entry.written, name, error)) {
+			entry.problem = "Resolution table " + written + " is not a table name (" + error + ")";
+			continue;
 		}
-		return SqlIdentifier(row.GetBaseValue(0).ToString()) + "." + SqlIdentifier(row.GetBaseValue(1).ToString()) +
-		       "." + SqlIdentifier(row.GetBaseValue(2).ToString());
-	}
-	auto views = RunSql(connection, "SELECT count(*) FROM duckdb_views() WHERE " +
-	                                    StringUtil::Replace(filter, "table_name", "view_name"));
-	for (auto &row : *views) {
-		if (row.GetBaseValue(0).GetValue<int64_t>() > 0) {
-			Invalid("Resolution table " + QuoteName(source) + " is a view; decisions must be a committed table");
+		auto found = duckdb::Catalog::GetEntry(context, duckdb::EntryLookupInfo(duckdb::CatalogType::TABLE_ENTRY, name),
+		                                       duckdb::OnEntryNotFound::RETURN_NULL);
+		if (!found) {
+			entry.problem = "Resolution table " + written + " does not exist";
+		} else if (found->type != duckdb::CatalogType::TABLE_ENTRY) {
+			entry.problem = "Resolution table " + written + " is a view; decisions must be a committed table";
+		} else if (found->temporary) {
+			entry.problem = "Resolution table " + written +
+			                " is a temporary table, which the merge cannot read; use a committed table of a database "
+			                "(e.g. memory.main.decisions)";
+		} else {
+			entry.resolved = SqlIdentifier(found->ParentCatalog().GetName().GetIdentifierName()) + "." +
+			                 SqlIdentifier(found->ParentSchema().name.GetIdentifierName()) + "." +
+			                 SqlIdentifier(found->name.GetIdentifierName());
 		}
 	}
-	Invalid("Resolution table " + QuoteName(source) + " does not exist (or is not committed)");
 }
 
 std::vector<FrozenResolution> ReadResolutionTables(duckdb::Connection &connection, const ResolutionMapping &mapping,
@@ -121,20 +122,26 @@ std::vector<FrozenResolution> ReadResolutionTables(duckdb::Connection &connectio
 	for (auto &entry : mapping) {
 		const TableShape *shape = nullptr;
 		for (auto &table : tables) {
-			if (StringUtil::CIEquals(table.first, entry.first)) {
+			if (StringUtil::CIEquals(table.first, entry.table)) {
 				shape = &table.second;
 			}
 		}
 		if (!shape) {
-			Invalid("resolution_tables maps " + QuoteName("main." + entry.first) +
+			Invalid("resolution_tables maps " + QuoteName("main." + entry.table) +
 			        ", which is not a table whose rows this merge compares");
 		}
-		auto source = ResolveSource(connection, entry.second);
+		if (!entry.problem.empty()) {
+			Invalid(entry.problem);
+		}
+		// Resolved at bind to a quoted catalog.schema.table; read here with only committed rows visible.
+		auto &source = entry.resolved;
 		FrozenResolution resolution;
 		resolution.table = shape->name;
 		resolution.key = shape->key;
-		auto type = RunSql(connection, "SELECT r FROM " + source + " AS r LIMIT 0")->GetTypes()[0];
-		auto rows = RunSql(connection, "SELECT list(r) FROM " + source + " AS r");
+		// The alias names the whole row; a column may be named like any short alias.
+		auto type = RunSql(connection, "SELECT __differential_row FROM " + source + " AS __differential_row LIMIT 0")
+		                ->GetTypes()[0];
+		auto rows = RunSql(connection, "SELECT list(__differential_row) FROM " + source + " AS __differential_row");
 		for (auto &row : *rows) {
 			resolution.rows = row.GetBaseValue(0);
 		}

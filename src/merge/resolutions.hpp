@@ -10,16 +10,31 @@
 #include <vector>
 
 namespace duckdb {
+class ClientContext;
 class Connection;
-}
+} // namespace duckdb
 
 namespace differential {
 
-//! resolution_tables => MAP {'main.orders': 'memory.main.price_decisions'}: target table -> source table.
-using ResolutionMapping = std::vector<std::pair<std::string, std::string>>;
+//! One entry of resolution_tables => MAP {'main.orders': 'memory.main.price_decisions'}.
+struct ResolutionSource {
+	//! The target table (of the main schema).
+	std::string table;
+	//! The source as the caller wrote it: part of the request's identity.
+	std::string written;
+	//! The source resolved at bind as quoted catalog.schema.table, or empty with `problem` saying why
+	//! not. A problem only matters when the decisions are read (a replay or a frozen retry never does).
+	std::string resolved;
+	std::string problem;
+};
+using ResolutionMapping = std::vector<ResolutionSource>;
 
 //! Validates the argument's shape (bind time): text keys naming tables of the main schema, text values.
 ResolutionMapping ParseResolutionMapping(const duckdb::Value &map);
+//! Resolves each source table name as the caller's session does (search path, USE, quoting) into its
+//! quoted catalog.schema.table; notes names that do not exist, views and temporary tables as problems
+//! (merge_resolution_invalid when read). Runs at bind, in the caller's transaction.
+void ResolveResolutionSources(duckdb::ClientContext &context, ResolutionMapping &mapping);
 //! The mapping as canonical text, part of a request's arguments.
 std::string CanonicalMapping(const ResolutionMapping &mapping);
 

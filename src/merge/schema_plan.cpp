@@ -66,7 +66,7 @@ const SchemaConflict *SchemaPlan::FirstConflict() const {
 static std::set<std::string> ColumnNames(const TableDef &table) {
 	std::set<std::string> out;
 	for (auto &c : table.columns) {
-		out.insert(c.name);
+		out.insert(CatalogKey(c.name));
 	}
 	return out;
 }
@@ -338,6 +338,17 @@ SchemaPlan PlanSchema(const CatalogSide &base, const CatalogSide &ours, const Ca
 	SchemaPlan plan;
 	PlanTables(base, ours, theirs, mode, plan);
 	PlanViews(base, ours, theirs, mode, plan);
+	// Tables and views share one namespace: the result cannot hold both under one name.
+	for (auto &view : plan.views) {
+		for (auto &table : plan.tables) {
+			if (!view.sql.empty() && table.table_action != "drop" &&
+			    CatalogKey(table.shape.name) == CatalogKey(view.name)) {
+				view.schema_conflicts.push_back(
+				    {"merge_schema_conflict", "",
+				     "one side has a table and the other a view named " + QuoteName(view.name)});
+			}
+		}
+	}
 	return plan;
 }
 

@@ -5,6 +5,7 @@
 #include "merge/table_merge.hpp"
 
 #include "common/sql_quote.hpp"
+#include "duckdb/common/string_util.hpp"
 
 namespace differential {
 
@@ -56,7 +57,7 @@ static std::string SideRelation(const TableShape &table, const std::string &cata
 	std::vector<std::string> select;
 	for (size_t i = 0; i < table.columns.size(); i++) {
 		auto c = SqlIdentifier(table.columns[i]);
-		if (side.table_present && side.columns.count(table.columns[i])) {
+		if (side.table_present && side.columns.count(duckdb::StringUtil::Lower(table.columns[i]))) {
 			select.push_back(c);
 		} else {
 			select.push_back("NULL::" + table.types[i] + " AS " + c);
@@ -75,23 +76,23 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	std::vector<std::string> select, on_bo, on_t;
 	for (size_t i = 0; i < table.key.size(); i++) {
 		auto k = SqlIdentifier(table.key[i]);
-		select.push_back("coalesce(b." + k + ", o." + k + ", t." + k + ") AS " + N("k_", i));
-		on_bo.push_back("b." + k + " = o." + k);
-		on_t.push_back("coalesce(b." + k + ", o." + k + ") = t." + k);
+		select.push_back("coalesce(__b." + k + ", __o." + k + ", __t." + k + ") AS " + N("k_", i));
+		on_bo.push_back("__b." + k + " = __o." + k);
+		on_t.push_back("coalesce(__b." + k + ", __o." + k + ") = __t." + k);
 	}
-	select.push_back("b.__differential_present IS NOT NULL AS in_b");
-	select.push_back("o.__differential_present IS NOT NULL AS in_o");
-	select.push_back("t.__differential_present IS NOT NULL AS in_t");
+	select.push_back("__b.__differential_present IS NOT NULL AS in_b");
+	select.push_back("__o.__differential_present IS NOT NULL AS in_o");
+	select.push_back("__t.__differential_present IS NOT NULL AS in_t");
 	for (size_t i = 0; i < values.size(); i++) {
 		auto c = SqlIdentifier(values[i]);
-		select.push_back("b." + c + " AS " + N("b_", i));
-		select.push_back("o." + c + " AS " + N("o_", i));
-		select.push_back("t." + c + " AS " + N("t_", i));
+		select.push_back("__b." + c + " AS " + N("b_", i));
+		select.push_back("__o." + c + " AS " + N("o_", i));
+		select.push_back("__t." + c + " AS " + N("t_", i));
 	}
 	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " + SideRelation(table, base, table.base) +
-	              " b FULL OUTER JOIN " + SideRelation(table, ours, table.ours) + " o ON " +
+	              " __b FULL OUTER JOIN " + SideRelation(table, ours, table.ours) + " __o ON " +
 	              JoinSql(on_bo, " AND ", "true") + " FULL OUTER JOIN " + SideRelation(table, theirs, table.theirs) +
-	              " t ON " + JoinSql(on_t, " AND ", "true");
+	              " __t ON " + JoinSql(on_t, " AND ", "true");
 
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
@@ -176,21 +177,21 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 	auto qualified = Qualified(target, table.name);
 	std::vector<std::string> match, inserted_columns, inserted_values, set;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		match.push_back(qualified + "." + SqlIdentifier(table.key[i]) + " = d." + N("k_", i));
+		match.push_back(qualified + "." + SqlIdentifier(table.key[i]) + " = __d." + N("k_", i));
 		inserted_columns.push_back(SqlIdentifier(table.key[i]));
 		inserted_values.push_back(N("k_", i));
 	}
 	for (size_t i = 0; i < values.size(); i++) {
-		set.push_back(SqlIdentifier(values[i]) + " = d." + N("m_", i));
+		set.push_back(SqlIdentifier(values[i]) + " = __d." + N("m_", i));
 		inserted_columns.push_back(SqlIdentifier(values[i]));
 		inserted_values.push_back(N("m_", i));
 	}
 	std::vector<std::string> out;
-	out.push_back("DELETE FROM " + qualified + " USING " + decisions + " d WHERE d.action = 'delete' AND " +
+	out.push_back("DELETE FROM " + qualified + " USING " + decisions + " __d WHERE __d.action = 'delete' AND " +
 	              JoinSql(match, " AND ", "true"));
 	if (!set.empty()) {
 		out.push_back("UPDATE " + qualified + " SET " + JoinSql(set, ", ", "") + " FROM " + decisions +
-		              " d WHERE d.action = 'update' AND " + JoinSql(match, " AND ", "true"));
+		              " __d WHERE __d.action = 'update' AND " + JoinSql(match, " AND ", "true"));
 	}
 	out.push_back("INSERT INTO " + qualified + " (" + JoinSql(inserted_columns, ", ", "") + ") SELECT " +
 	              JoinSql(inserted_values, ", ", "") + " FROM " + decisions + " WHERE action = 'insert'");
@@ -206,14 +207,14 @@ std::string ChangedRowsQuery(const TableShape &table, const std::string &base, c
 	}
 	std::vector<std::string> on;
 	for (auto &k : table.key) {
-		on.push_back("b." + SqlIdentifier(k) + " = s." + SqlIdentifier(k));
+		on.push_back("__b." + SqlIdentifier(k) + " = __s." + SqlIdentifier(k));
 	}
 	auto c = SqlIdentifier(column);
-	auto present = "s." + SqlIdentifier(table.key[0]) + " IS NOT NULL";
-	auto in_base = "b." + SqlIdentifier(table.key[0]) + " IS NOT NULL";
-	return "SELECT count(*) FROM " + b + " b FULL OUTER JOIN " + s + " s ON " + JoinSql(on, " AND ", "true") +
-	       " WHERE " + present + " AND ((NOT " + in_base + " AND s." + c + " IS NOT NULL) OR (" + in_base + " AND s." +
-	       c + " IS DISTINCT FROM b." + c + "))";
+	auto present = "__s." + SqlIdentifier(table.key[0]) + " IS NOT NULL";
+	auto in_base = "__b." + SqlIdentifier(table.key[0]) + " IS NOT NULL";
+	return "SELECT count(*) FROM " + b + " __b FULL OUTER JOIN " + s + " __s ON " + JoinSql(on, " AND ", "true") +
+	       " WHERE " + present + " AND ((NOT " + in_base + " AND __s." + c + " IS NOT NULL) OR (" + in_base +
+	       " AND __s." + c + " IS DISTINCT FROM __b." + c + "))";
 }
 
 } // namespace differential

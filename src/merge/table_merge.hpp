@@ -13,6 +13,7 @@ namespace differential {
 //! without a column contributes a typed NULL for it (additive schema mode).
 struct SideColumns {
 	bool table_present = true;
+	//! Lowercase: DuckDB column names are case-insensitive.
 	std::set<std::string> columns;
 };
 

@@ -187,16 +187,24 @@ void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &re
 	// An abort that landed while this attempt ran wins: the publication rolls back with it.
 	auto state = db.Prepare("SELECT state FROM merge_requests WHERE database_id = ? AND request_id = ?");
 	state.Bind(1, database_id).Bind(2, record.request_id);
-	if (state.Step() && state.Text(0) == "aborted") {
+	auto current = state.Step() ? state.Text(0) : std::string();
+	if (current == "aborted") {
 		Fail(ErrorKind::INVALID_INPUT, "merge_aborted",
 		     "Request " + QuoteName(record.request_id) +
 		         " was aborted while it ran; nothing was published. Start the merge again under a new request_id.");
+	}
+	// Two attempts of one request can race (two processes retrying it): only one may publish.
+	if (current == "complete") {
+		Fail(ErrorKind::CONFLICT, "merge_already_complete",
+		     "Request " + QuoteName(record.request_id) +
+		         " was completed by another attempt while this one ran; nothing more was published. Run the same "
+		         "call again to get its result.");
 	}
 	auto now = NowMicros();
 	// Completes a pending request (an earlier failed attempt) or records a new one.
 	db.Prepare("INSERT INTO merge_requests(database_id, request_id, arguments, state, merge_action, branch_name, "
 	           "snapshot_id, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, completed_at_us, "
-	           "operation_id) VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?, lower(hex(randomblob(16)))) ON "
+	           "operation_id) VALUES (?, ?, ?, 'complete', ?, ?, ?, ?, ?, ?, ?, ?, ?) ON "
 	           "CONFLICT (database_id, request_id) DO UPDATE "
 	           "SET state = 'complete', merge_action = excluded.merge_action, snapshot_id = excluded.snapshot_id, "
 	           "completed_at_us = excluded.completed_at_us, last_error_code = NULL, last_error = NULL")
@@ -211,6 +219,7 @@ void MetadataStore::RecordMergeLocked(int64_t database_id, const MergeRecord &re
 	    .Bind(9, record.theirs_snapshot_id)
 	    .Bind(10, now)
 	    .Bind(11, now)
+	    .Bind(12, NewUuid())
 	    .Run();
 }
 
@@ -278,7 +287,12 @@ int64_t MetadataStore::PublishMerge(const std::string &database, const std::stri
 	    .Bind(6, root_id)
 	    .Run();
 	int64_t ordinal = 0;
-	for (auto parent : {record.ours_snapshot_id, record.theirs_snapshot_id}) {
+	// Merging a snapshot with itself records it once as the parent.
+	std::vector<int64_t> parents {record.ours_snapshot_id};
+	if (record.theirs_snapshot_id != record.ours_snapshot_id) {
+		parents.push_back(record.theirs_snapshot_id);
+	}
+	for (auto parent : parents) {
 		db.Prepare("INSERT INTO snapshot_parents VALUES (?, ?, ?, ?)")
 		    .Bind(1, database_id)
 		    .Bind(2, snapshot_id)

@@ -16,7 +16,7 @@
 
 namespace differential {
 
-static constexpr int64_t METADATA_SCHEMA_VERSION = 2;
+static constexpr int64_t METADATA_SCHEMA_VERSION = 3;
 static constexpr int64_t STORE_FORMAT_VERSION = 1;
 
 struct DatabaseRecord {

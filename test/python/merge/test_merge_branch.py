@@ -135,7 +135,7 @@ def test_dirty_target_and_other_refusals(con):
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')", "merge_target_dirty")
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'nope', 'main')", "branch_not_found")
     refused(con, "SELECT * FROM differential_merge_branch('nope', 'main', 'cleanup', 'main')", "database_not_found")
-    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'cleanup')", "invalid_argument")
+    refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'cleanup')", "branch_exists")
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'a/b')", "invalid_name")
     assert repository_state(con) == before
     # A merge into a new branch does not need a clean target.

@@ -46,6 +46,32 @@ STEPS = [
         "SELECT count(*) FROM sandbox.pageviews",
         "DETACH sandbox",
     ]),
+    ("Merge a branch cell by cell, and settle a conflict with a table of decisions", [
+        "ATTACH 'differential:shop' AS shop",
+        "CREATE TABLE shop.orders (order_id INTEGER PRIMARY KEY, amount DECIMAL(10, 2), status VARCHAR)",
+        "INSERT INTO shop.orders VALUES (1, 40.00, 'paid'), (2, 60.00, 'paid'), (3, 25.00, 'open')",
+        "CALL differential_create_snapshot('shop', name => 'baseline')",
+        "CALL differential_create_branch('shop', 'pricing', snapshot => 1)",
+        "ATTACH 'differential:shop' AS pricing (BRANCH 'pricing')",
+        "UPDATE pricing.orders SET amount = 45.00 WHERE order_id IN (1, 3)",
+        "CALL differential_create_snapshot('pricing', name => 'new-prices')",
+        "DETACH pricing",
+        "UPDATE shop.orders SET status = 'refunded' WHERE order_id = 1",
+        "UPDATE shop.orders SET amount = 20.00 WHERE order_id = 3",
+        "CALL differential_create_snapshot('shop', name => 'corrections')",
+        "DETACH shop",
+        "SELECT table_name, ours_updates, theirs_updates, conflicts, "
+        "[c.key[1].integer_value FOR c IN conflict_details] AS conflicting_orders "
+        "FROM differential_merge_branch_preview('shop', 'main', 'pricing')",
+        "CREATE TABLE decisions (order_id INTEGER, amount DECIMAL(10, 2), status VARCHAR, _merge_action VARCHAR, "
+        "_merge_columns MAP(VARCHAR, VARCHAR))",
+        "INSERT INTO decisions VALUES (3, 22.50, NULL, 'cells', map {'amount': 'custom'})",
+        "SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch('shop', 'main', 'pricing', "
+        "'main', request_id => 'pricing-1', resolution_tables => map {'main.orders': 'decisions'})",
+        "ATTACH 'differential:shop' AS shop",
+        "FROM shop.orders ORDER BY order_id",
+        "SELECT request_id, state, merge_action, result_snapshot_id FROM differential_merge_requests('shop')",
+    ]),
     ("Maintain the history: drop a branch, expire snapshots, reclaim space", [
         "DETACH analytics",
         "CALL differential_drop_branch('analytics', 'what-if')",

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <regex>
+#include <tuple>
 #include <unistd.h>
 
 namespace differential {
@@ -88,9 +89,26 @@ MergeSession::MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &me
 		Attach(ours, "SNAPSHOT " + std::to_string(inputs.ours) + ", READ_ONLY");
 		Attach(theirs, "SNAPSHOT " + std::to_string(inputs.theirs) + ", READ_ONLY");
 		operation.Phase("planning", 5);
-		auto b = ReadCatalog(*connection, base, "the base");
-		auto o = ReadCatalog(*connection, ours, "ours");
-		auto t = ReadCatalog(*connection, theirs, "theirs");
+		CatalogSide b, o, t;
+		// Every input is read before refusing, so the refusal names the first unsupported object of
+		// each input (one fix per branch, not one per attempt).
+		std::string unsupported;
+		for (auto side : {std::make_tuple(&b, &base, "the base"), std::make_tuple(&o, &ours, "ours"),
+		                  std::make_tuple(&t, &theirs, "theirs")}) {
+			try {
+				*std::get<0>(side) = ReadCatalog(*connection, *std::get<1>(side), std::get<2>(side));
+			} catch (DifferentialError &error) {
+				if (error.code != "merge_unsupported") {
+					throw;
+				}
+				auto message =
+				    std::string(error.what()).substr(std::string("[differential:merge_unsupported] ").size());
+				unsupported += (unsupported.empty() ? "" : " Also: ") + message;
+			}
+		}
+		if (!unsupported.empty()) {
+			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported", unsupported);
+		}
 		plan = PlanSchema(b, o, t, settings.schema_mode);
 		CheckReadBudget();
 	} catch (...) {

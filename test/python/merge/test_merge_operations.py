@@ -178,3 +178,37 @@ def test_abort_refusals(con):
     refused(con, f"SELECT * FROM differential_abort_merge('shop', '{operation}')", "merge_already_complete")
     refused(con, "SELECT * FROM differential_merge_resolutions('shop', 'unknown')", "merge_request_not_found")
     assert con.execute("SELECT * FROM differential_merge_resolutions('shop', 'done')").fetchall() == []
+
+
+def test_bad_options_are_refused_at_bind_and_change_nothing(con):
+    diverged(con)
+    before = repository_state(con)
+    refused(con, "SELECT * FROM differential_merge_branch('shop', 'main', 'side', 'main', schema_mode => 'loose')",
+            "invalid_argument")
+    refused(con, "SELECT * FROM differential_merge_branch_preview('shop', 'main', 'side', conflict_limit => -1)",
+            "invalid_argument")
+    refused(con, "SELECT * FROM differential_merge_branch('shop', 'main', 'side', 'main', "
+                 "resolution_tables => map {'other.items': 'memory.main.x'})", "invalid_argument")
+    refused(con, "SELECT * FROM differential_merge_branch('shop', 'main', 'side', 'main', "
+                 "resolution_tables => map {'main.items': NULL})", "invalid_argument")
+    assert repository_state(con) == before
+    assert con.execute("SELECT count(*) FROM differential_merge_requests('shop')").fetchone() == (0,)
+
+
+def test_unsupported_objects_are_named_for_each_input(con):
+    con.execute("ATTACH 'differential:mixed' AS mixed")
+    con.execute("CREATE TABLE mixed.items (id INTEGER PRIMARY KEY, v INTEGER)")
+    con.execute("CALL differential_create_snapshot('mixed')")
+    con.execute("CALL differential_create_branch('mixed', 'side', snapshot => 1)")
+    con.execute("ATTACH 'differential:mixed' AS side (BRANCH 'side')")
+    con.execute("CREATE TABLE side.theirs_log (note VARCHAR)")          # keyless, on theirs only
+    con.execute("CALL differential_create_snapshot('side')")
+    con.execute("CREATE SEQUENCE mixed.ours_counter")                    # a sequence, on ours only
+    con.execute("CALL differential_create_snapshot('mixed')")
+    con.execute("DETACH mixed")
+    before = repository_state(con)
+    message = refused(con, "SELECT * FROM differential_merge_branch('mixed', 'main', 'side', 'main', "
+                           "schema_mode => 'catalog')", "merge_unsupported")
+    assert "ours_counter" in message and "in ours" in message, message
+    assert "theirs_log" in message and "in theirs" in message, message
+    assert repository_state(con) == before

@@ -40,6 +40,27 @@ def prepare(repository, rows, changes):
     con.close()
 
 
+SEGMENTS_CHANGED = """SELECT count(*) FILTER (b.block_id IS DISTINCT FROM s.block_id OR b.block_offset IS DISTINCT FROM
+    s.block_offset OR b.count IS DISTINCT FROM s.count OR b.stats::VARCHAR IS DISTINCT FROM s.stats::VARCHAR), count(*),
+    count(DISTINCT b.row_group_id) FILTER (b.block_id IS DISTINCT FROM s.block_id OR b.block_offset IS DISTINCT FROM
+    s.block_offset OR b.count IS DISTINCT FROM s.count OR b.stats::VARCHAR IS DISTINCT FROM s.stats::VARCHAR),
+    count(DISTINCT b.row_group_id)
+FROM pragma_storage_info('base.main.orders') b FULL JOIN pragma_storage_info('side.main.orders') s
+USING (row_group_id, column_id, column_path, start)"""
+
+
+def storage_changes(con):
+    """How much of the table's storage each side rewrote: column segments and row groups whose blocks
+    differ from the base's (what a storage-level shortcut could skip is everything else)."""
+    out = {}
+    for name, snapshot in (("ours", 2), ("theirs", 3)):
+        con.execute(f"ATTACH 'differential:shop' AS side (SNAPSHOT {snapshot})")
+        segments, all_segments, groups, all_groups = con.execute(SEGMENTS_CHANGED).fetchone()
+        con.execute("DETACH side")
+        out[name] = {"segments": f"{segments}/{all_segments}", "row_groups": f"{groups}/{all_groups}"}
+    return out
+
+
 def measure(work, rows, changes, runs):
     repository = work / f"merge-{rows}-{changes}"
     shutil.rmtree(repository, ignore_errors=True)
@@ -57,6 +78,7 @@ def measure(work, rows, changes, runs):
     # The result holds both sides' changes and nothing else, compared with the base snapshot.
     con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
     con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")
+    changed_storage = storage_changes(con)
     stride = rows // changes
     expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % {stride} = "
                            f"{stride // 2}) FROM range({rows})").fetchone()
@@ -66,7 +88,9 @@ def measure(work, rows, changes, runs):
     assert changed == expected + (0,), (changed, expected)
     con.close()
     shutil.rmtree(repository, ignore_errors=True)
-    return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+    result = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+    result["storage_changed"] = changed_storage
+    return result
 
 
 def main():

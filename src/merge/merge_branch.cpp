@@ -563,7 +563,7 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 	if (create_destination) {
 		preflight.target_state = metadata.FindBranch(request.database, request.destination) ? "exists" : "new";
 		if (preflight.target_state == "exists") {
-			issue("invalid_argument", "the destination is an existing branch other than the target");
+			issue("branch_exists", "the destination is an existing branch other than the target");
 		}
 	} else {
 		try {

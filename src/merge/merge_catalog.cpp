@@ -222,7 +222,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		}
 		for (auto &c : table.columns) {
 			for (auto &name : columns) {
-				c.constrained = c.constrained || c.name == name;
+				c.constrained = c.constrained || duckdb::StringUtil::CIEquals(c.name, name);
 			}
 		}
 	}
@@ -237,7 +237,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		auto listed = duckdb::StringUtil::Split(expressions.substr(1, expressions.size() - 2), ", ");
 		for (auto &c : found->second.columns) {
 			for (auto &name : listed) {
-				c.constrained = c.constrained || name == c.name;
+				c.constrained = c.constrained || duckdb::StringUtil::CIEquals(name, c.name);
 			}
 		}
 		if (expressions.find('(') != std::string::npos) {

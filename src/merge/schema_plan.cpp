@@ -203,13 +203,14 @@ static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const C
 		auto *b = Find(base, name);
 		auto *o = Find(ours, name);
 		auto *t = Find(theirs, name);
+		auto shown = (o ? o : t ? t : b)->name;
 		TablePlan table;
 		if (b && o && t) {
 			PlanExistingTable(table, *b, *o, *t, mode);
 		} else if (!b) {
 			if (mode == SchemaMode::STRICT) {
 				Mismatch(mode,
-				         "table additions/deletions are unsupported (table " + QuoteName(name) +
+				         "table additions/deletions are unsupported (table " + QuoteName(shown) +
 				             " was added on one side)",
 				         "Added tables merge with schema_mode => 'additive' or 'catalog'.");
 			}
@@ -222,7 +223,7 @@ static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const C
 			table.action_source = o && t ? "both" : o ? "ours" : "theirs";
 			if (o && t && !o->SameDefinition(*t)) {
 				table.schema_conflicts.push_back({"merge_schema_conflict", "",
-				                                  "both sides added table " + QuoteName(name) +
+				                                  "both sides added table " + QuoteName(shown) +
 				                                      " with different "
 				                                      "definitions"});
 			}
@@ -233,7 +234,7 @@ static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const C
 		} else {
 			if (mode != SchemaMode::CATALOG) {
 				Mismatch(mode,
-				         "table additions/deletions are unsupported (table " + QuoteName(name) +
+				         "table additions/deletions are unsupported (table " + QuoteName(shown) +
 				             " was dropped on one side)",
 				         "Removals merge with schema_mode => 'catalog'.");
 			}
@@ -250,7 +251,7 @@ static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const C
 				table.table_drop_check = o ? "ours" : "theirs";
 				if (!kept->SameDefinition(*b)) {
 					table.schema_conflicts.push_back({"table_delete_modify", "",
-					                                  "table " + QuoteName(name) + " was dropped by " +
+					                                  "table " + QuoteName(shown) + " was dropped by " +
 					                                      (o ? "theirs" : "ours") + " and its definition changed on " +
 					                                      table.table_drop_check});
 					table.table_drop_check.clear();
@@ -287,12 +288,12 @@ static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const Ca
 		auto *o = FindView(ours, name);
 		auto *t = FindView(theirs, name);
 		ViewPlan view;
-		view.name = name;
+		view.name = (o ? o : t ? t : b)->name;
 		const ViewDef *result = o;
 		view.output_side = "ours";
 		if (!SameView(o, b) || !SameView(t, b)) {
 			if (mode != SchemaMode::CATALOG) {
-				Mismatch(mode, "view " + QuoteName(name) + " was created, replaced or dropped on one side",
+				Mismatch(mode, "view " + QuoteName(view.name) + " was created, replaced or dropped on one side",
 				         "View changes merge with schema_mode => 'catalog'.");
 			}
 			if (SameView(o, t)) {
@@ -306,7 +307,7 @@ static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const Ca
 				view.source = "ours";
 			} else {
 				view.schema_conflicts.push_back(
-				    {"view_definition", "", "both sides changed view " + QuoteName(name) + " differently"});
+				    {"view_definition", "", "both sides changed view " + QuoteName(view.name) + " differently"});
 			}
 			view.action = ViewAction(b, result);
 		}
@@ -323,7 +324,7 @@ static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const Ca
 						if (change.source != "both" && change.source != view.output_side) {
 							view.schema_conflicts.push_back(
 							    {"view_output", change.column_name,
-							     "view " + QuoteName(name) + " selects * from " + QuoteName(table.shape.name) +
+							     "view " + QuoteName(view.name) + " selects * from " + QuoteName(table.shape.name) +
 							         ", whose columns the other side changed (" + change.column_name + ")"});
 						}
 					}

@@ -147,8 +147,8 @@ ALTER TABLE merge_requests ADD COLUMN operation_id TEXT;
 ALTER TABLE merge_requests ADD COLUMN time_zone TEXT;
 ALTER TABLE merge_requests ADD COLUMN calendar TEXT;
 ALTER TABLE merge_requests ADD COLUMN aborted_by TEXT;
-UPDATE merge_requests SET operation_id = (SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-' || substr(h, 13, 4) || '-' ||
-    substr(h, 17, 4) || '-' || substr(h, 21) FROM (SELECT lower(hex(randomblob(16))) AS h)) WHERE operation_id IS NULL;
+UPDATE merge_requests SET operation_id = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-' ||
+    hex(randomblob(2)) || '-' || hex(randomblob(2)) || '-' || hex(randomblob(6))) WHERE operation_id IS NULL;
 CREATE UNIQUE INDEX merge_requests_by_operation ON merge_requests(operation_id);
 CREATE TABLE merge_resolutions(
     database_id INTEGER NOT NULL,

@@ -1,0 +1,58 @@
+"""Metadata schema 2 (the last released one before merge operations) migrates to 3 in place: every
+existing merge request gets its own operation id, and the requests still replay."""
+import re
+import sqlite3
+import textwrap
+
+from differential_testing import connect, run_python
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def downgrade_to_schema_2(repository):
+    """Undoes migration 3 on a closed repository, leaving what schema 2 had."""
+    db = sqlite3.connect(repository / "metadata.sqlite")
+    db.executescript("""
+        DROP INDEX merge_requests_by_operation;
+        DROP TABLE merge_resolutions;
+        ALTER TABLE merge_requests DROP COLUMN operation_id;
+        ALTER TABLE merge_requests DROP COLUMN time_zone;
+        ALTER TABLE merge_requests DROP COLUMN calendar;
+        ALTER TABLE merge_requests DROP COLUMN aborted_by;
+        UPDATE repository_meta SET value = '2' WHERE key = 'schema_version';
+    """)
+    db.commit()
+    db.close()
+
+
+def test_schema_2_repository_with_merge_requests_migrates(repository):
+    # Written by another process: this one's repository registry must open it fresh after the downgrade.
+    run_python(textwrap.dedent(f"""
+        from differential_testing import connect, run_python
+        con = connect({str(repository)!r})
+        con.execute("ATTACH 'differential:shop' AS shop")
+        con.execute("CREATE TABLE shop.items (id INTEGER PRIMARY KEY, v INTEGER)")
+        con.execute("INSERT INTO shop.items VALUES (1, 1), (2, 2)")
+        con.execute("CALL differential_create_snapshot('shop')")
+        con.execute("CALL differential_create_branch('shop', 'side', snapshot => 1)")
+        con.execute("ATTACH 'differential:shop' AS side (BRANCH 'side')")
+        con.execute("UPDATE side.items SET v = 20 WHERE id = 2")
+        con.execute("CALL differential_create_snapshot('side')")
+        con.execute("UPDATE shop.items SET v = 10 WHERE id = 1")
+        con.execute("CALL differential_create_snapshot('shop')")
+        con.execute("DETACH shop")
+        con.execute("DETACH side")
+        for request in ("first", "second", "third"):
+            con.execute(f"SELECT * FROM differential_merge_branch('shop', 'main', 'side', 'copy_{{request}}', "
+                        f"request_id => '{{request}}')")
+    """))
+    downgrade_to_schema_2(repository)
+
+    con = connect(repository)
+    ids = [row[0] for row in con.execute("SELECT operation_id FROM differential_merge_requests('shop')").fetchall()]
+    assert len(ids) == 3 and len(set(ids)) == 3 and all(UUID.match(i) for i in ids), ids
+    # A migrated request replays its original result.
+    assert con.execute("SELECT branch_name, snapshot_id FROM differential_merge_branch('shop', 'main', 'side', "
+                       "'copy_second', request_id => 'second')").fetchone() == ("copy_second", 5)
+    db = sqlite3.connect(repository / "metadata.sqlite")
+    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("3",)

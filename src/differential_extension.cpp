@@ -41,6 +41,10 @@ static void LoadInternal(ExtensionLoader &loader) {
 	                          "How many merges this process runs at once; more are refused with merge_busy (0: no "
 	                          "limit)",
 	                          LogicalType::BIGINT, Value::BIGINT(2), CheckMaxConcurrent, SetScope::GLOBAL);
+	config.AddExtensionOption("differential_merge_skip_unchanged",
+	                          "Let merges skip reading a side's table whose storage is byte-identical to the base's "
+	                          "(false: read all three sides, the reference method)",
+	                          LogicalType::BOOLEAN, Value::BOOLEAN(true));
 
 	loader.RegisterFunction(differential::CreateSnapshotFunction());
 	loader.RegisterFunction(differential::CreateBranchFunction());

@@ -62,7 +62,16 @@ static std::vector<ResultColumn> PreviewColumns() {
 	        {"schema_conflicts", LogicalType::BIGINT},
 	        {"schema_conflict_details", LogicalType::LIST(SchemaConflictType())},
 	        {"validation_state", LogicalType::VARCHAR},
-	        {"validation_error", LogicalType::VARCHAR}};
+	        {"validation_error", LogicalType::VARCHAR},
+	        {"unchanged_sides", LogicalType::LIST(LogicalType::VARCHAR)}};
+}
+
+static Value UnchangedSides(const std::vector<std::string> &sides) {
+	vector<Value> out;
+	for (auto &side : sides) {
+		out.push_back(Value(side));
+	}
+	return Value::LIST(LogicalType::VARCHAR, out);
 }
 
 static Rows PreviewRows(const MergePreview &preview) {
@@ -109,7 +118,8 @@ static Rows PreviewRows(const MergePreview &preview) {
 		                Value::BIGINT(int64_t(object.schema_conflicts.size())),
 		                Value::LIST(SchemaConflictType(), conflicts),
 		                Value(preview.validation_state),
-		                Text(preview.validation_error)});
+		                Text(preview.validation_error),
+		                UnchangedSides(object.unchanged_sides)});
 	}
 	return rows;
 }

@@ -72,6 +72,9 @@ void ReadSessionSettings(ClientContext &context, MergeOptions &options) {
 	if (context.TryGetCurrentSetting("differential_merge_max_concurrent", value) && !value.IsNull()) {
 		options.max_concurrent = value.GetValue<int64_t>();
 	}
+	if (context.TryGetCurrentSetting("differential_merge_skip_unchanged", value) && !value.IsNull()) {
+		options.skip_unchanged = value.GetValue<bool>();
+	}
 }
 
 } // namespace differential

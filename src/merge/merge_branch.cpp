@@ -189,6 +189,7 @@ static SessionSettings Settings(const MergeOptions &options, const std::string &
 	settings.calendar = calendar;
 	settings.conflict_limit = options.conflict_limit;
 	settings.conflict_offset = options.conflict_offset;
+	settings.skip_unchanged = options.skip_unchanged;
 	return settings;
 }
 
@@ -256,7 +257,7 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	bool fresh = false;
 	auto resolutions = Resolutions(metadata, session, database, record.request_id, options.resolution_tables, fresh);
 	try {
-		session.Run(true, resolutions, result.objects);
+		session.Run(true, false, resolutions, result.objects);
 		if (fresh) {
 			Freeze(metadata, database, record.request_id, resolutions);
 		}
@@ -495,7 +496,7 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 	auto resolutions = trivial ? std::vector<FrozenResolution>()
 	                           : Resolutions(metadata, session, database, "", options.resolution_tables, fresh);
 	try {
-		session.Run(options.validate && !trivial, resolutions, preview.inputs.objects);
+		session.Run(options.validate && !trivial, true, resolutions, preview.inputs.objects);
 		if (trivial) {
 			for (auto &object : preview.inputs.objects) {
 				object.schema_conflicts.clear();

@@ -31,6 +31,8 @@ struct MergeOptions {
 	bool validate = false;
 	int64_t conflict_limit = 100;
 	int64_t conflict_offset = 0;
+	//! SET differential_merge_skip_unchanged: use the storage shortcut (false: always read all three sides).
+	bool skip_unchanged = true;
 	//! The identity-bearing options as text (empty for the defaults, so older requests still match).
 	std::string Canonical() const;
 };

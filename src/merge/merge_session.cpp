@@ -10,6 +10,7 @@
 #include "duckdb/common/exception.hpp"
 #include "duckdb/main/connection.hpp"
 #include "merge/merge_sql.hpp"
+#include "merge/storage_identity.hpp"
 #include "merge/typed_value.hpp"
 
 #include <atomic>
@@ -117,6 +118,8 @@ MergeSession::MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &me
 		throw;
 	}
 	conflict_limit = settings.conflict_limit;
+	skip_unchanged = settings.skip_unchanged;
+	this->inputs = inputs;
 	conflict_offset = settings.conflict_offset;
 }
 
@@ -231,7 +234,7 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 	return out;
 }
 
-void MergeSession::Run(bool stage_result, const std::vector<FrozenResolution> &resolutions,
+void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenResolution> &resolutions,
                        std::vector<MergeObjectResult> &objects) {
 	std::vector<std::string> names;
 	for (auto &table : plan.tables) {
@@ -239,6 +242,8 @@ void MergeSession::Run(bool stage_result, const std::vector<FrozenResolution> &r
 	}
 	operation.SetTables(names);
 	operation.Phase("comparison", 10);
+	std::vector<bool> ours_same(plan.tables.size(), false), theirs_same(plan.tables.size(), false);
+	FindUnchangedTables(ours_same, theirs_same);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
@@ -266,12 +271,25 @@ void MergeSession::Run(bool stage_result, const std::vector<FrozenResolution> &r
 		for (auto &conflict : table.schema_conflicts) {
 			definitions_clash = definitions_clash || conflict.kind == "merge_schema_conflict";
 		}
-		if (table.merge_rows && !definitions_clash) {
+		if (ours_same[i]) {
+			object.unchanged_sides.push_back("ours");
+		}
+		if (theirs_same[i]) {
+			object.unchanged_sides.push_back("theirs");
+		}
+		bool resolved = false;
+		for (auto &resolution : resolutions) {
+			resolved = resolved || resolution.table == table.shape.name;
+		}
+		// Neither side changed the table, or (when building the result) theirs did not: nothing to
+		// decide or apply, since staging starts from ours. Decisions for it still get validated.
+		bool untouched = (ours_same[i] && theirs_same[i]) || (!counts && theirs_same[i] && !resolved);
+		if (table.merge_rows && !definitions_clash && !untouched) {
 			// Numbered, not named: table names differing only in case are one name to DuckDB.
 			auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + std::to_string(i));
 			decision_tables[i] = decisions;
-			RunSql(*connection,
-			       "CREATE TEMP TABLE " + decisions + " AS " + DecisionQuery(table.shape, base, ours, theirs));
+			RunSql(*connection, "CREATE TEMP TABLE " + decisions + " AS " +
+			                        DecisionQuery(table.shape, base, ours, theirs, ours_same[i], theirs_same[i]));
 			for (auto &resolution : resolutions) {
 				if (resolution.table == table.shape.name) {
 					ApplyResolution(*connection, table.shape, decisions, resolution,
@@ -353,6 +371,42 @@ void MergeSession::Run(bool stage_result, const std::vector<FrozenResolution> &r
 		if (!decisions.empty()) {
 			connection->Query("DROP TABLE IF EXISTS " + decisions);
 		}
+	}
+}
+
+void MergeSession::FindUnchangedTables(std::vector<bool> &ours_same, std::vector<bool> &theirs_same) {
+	if (!skip_unchanged) {
+		return;
+	}
+	// The signature argument holds only for a side that descends from the base (see storage_identity).
+	auto graph = metadata.SnapshotParents(database);
+	bool ours_descends = IsAncestor(graph, inputs.base, inputs.ours);
+	bool theirs_descends = IsAncestor(graph, inputs.base, inputs.theirs);
+	if (!ours_descends && !theirs_descends) {
+		return;
+	}
+	auto base_chunks = SnapshotChunkHashes(metadata, repository, database, inputs.base);
+	std::vector<Hash256> ours_chunks, theirs_chunks;
+	if (ours_descends) {
+		ours_chunks = SnapshotChunkHashes(metadata, repository, database, inputs.ours);
+	}
+	if (theirs_descends) {
+		theirs_chunks = SnapshotChunkHashes(metadata, repository, database, inputs.theirs);
+	}
+	for (size_t i = 0; i < plan.tables.size(); i++) {
+		auto &table = plan.tables[i];
+		auto &shape = table.shape;
+		if (!table.merge_rows || !table.schema_changes.empty() || !table.table_action.empty() ||
+		    !shape.base.table_present || !shape.ours.table_present || !shape.theirs.table_present) {
+			continue;
+		}
+		auto signature = StorageSignature(*connection, base, shape.name, base_chunks);
+		if (signature.empty()) {
+			continue;
+		}
+		ours_same[i] = ours_descends && StorageSignature(*connection, ours, shape.name, ours_chunks) == signature;
+		theirs_same[i] =
+		    theirs_descends && StorageSignature(*connection, theirs, shape.name, theirs_chunks) == signature;
 	}
 }
 

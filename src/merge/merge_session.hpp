@@ -31,6 +31,8 @@ struct MergeObjectResult {
 	std::string view_source;
 	std::string view_sql;
 	std::vector<SchemaConflict> schema_conflicts;
+	//! ours and/or theirs when that side's table is byte-identical to the base's and was not read.
+	std::vector<std::string> unchanged_sides;
 };
 
 duckdb::LogicalType ConflictDetailType();
@@ -47,6 +49,8 @@ struct SessionSettings {
 	std::string calendar;
 	int64_t conflict_limit = 100;
 	int64_t conflict_offset = 0;
+	//! Skip reading a side's table whose storage equals the base's (differential_merge_skip_unchanged).
+	bool skip_unchanged = true;
 };
 
 class MergeSession {
@@ -60,7 +64,9 @@ public:
 	std::map<std::string, TableShape> ComparedTables() const;
 	//! Compares every table (and applies `resolutions`); with `stage`, also builds the result on a
 	//! private staging branch (only when nothing conflicts). Fills `objects`.
-	void Run(bool stage, const std::vector<FrozenResolution> &resolutions, std::vector<MergeObjectResult> &objects);
+	//! `counts` asks for every table's change counts even where building the result needs none.
+	void Run(bool stage, bool counts, const std::vector<FrozenResolution> &resolutions,
+	         std::vector<MergeObjectResult> &objects);
 	int64_t RowConflicts() const {
 		return row_conflicts;
 	}
@@ -99,6 +105,10 @@ private:
 	int64_t row_conflicts = 0;
 	int64_t conflict_limit = 100;
 	int64_t conflict_offset = 0;
+	MergeInputs inputs;
+	bool skip_unchanged = true;
+	//! Which tables each side left as in the base (by plan index), from storage signatures.
+	void FindUnchangedTables(std::vector<bool> &ours_same, std::vector<bool> &theirs_same);
 };
 
 } // namespace differential

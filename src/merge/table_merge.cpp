@@ -71,28 +71,42 @@ static std::string SideRelation(const TableShape &table, const std::string &cata
 }
 
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                          const std::string &theirs) {
+                          const std::string &theirs, bool ours_as_base, bool theirs_as_base) {
 	auto values = table.ValueColumns();
+	auto ours_alias = ours_as_base ? std::string("__b") : std::string("__o");
+	auto theirs_alias = theirs_as_base ? std::string("__b") : std::string("__t");
 	std::vector<std::string> select, on_bo, on_t;
 	for (size_t i = 0; i < table.key.size(); i++) {
 		auto k = SqlIdentifier(table.key[i]);
-		select.push_back("coalesce(__b." + k + ", __o." + k + ", __t." + k + ") AS " + N("k_", i));
+		std::vector<std::string> present {"__b." + k};
+		if (!ours_as_base) {
+			present.push_back("__o." + k);
+		}
 		on_bo.push_back("__b." + k + " = __o." + k);
-		on_t.push_back("coalesce(__b." + k + ", __o." + k + ") = __t." + k);
+		on_t.push_back("coalesce(" + JoinSql(present, ", ", "") + ") = __t." + k);
+		if (!theirs_as_base) {
+			present.push_back("__t." + k);
+		}
+		select.push_back("coalesce(" + JoinSql(present, ", ", "") + ") AS " + N("k_", i));
 	}
 	select.push_back("__b.__differential_present IS NOT NULL AS in_b");
-	select.push_back("__o.__differential_present IS NOT NULL AS in_o");
-	select.push_back("__t.__differential_present IS NOT NULL AS in_t");
+	select.push_back(ours_alias + ".__differential_present IS NOT NULL AS in_o");
+	select.push_back(theirs_alias + ".__differential_present IS NOT NULL AS in_t");
 	for (size_t i = 0; i < values.size(); i++) {
 		auto c = SqlIdentifier(values[i]);
 		select.push_back("__b." + c + " AS " + N("b_", i));
-		select.push_back("__o." + c + " AS " + N("o_", i));
-		select.push_back("__t." + c + " AS " + N("t_", i));
+		select.push_back(ours_alias + "." + c + " AS " + N("o_", i));
+		select.push_back(theirs_alias + "." + c + " AS " + N("t_", i));
 	}
-	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " + SideRelation(table, base, table.base) +
-	              " __b FULL OUTER JOIN " + SideRelation(table, ours, table.ours) + " __o ON " +
-	              JoinSql(on_bo, " AND ", "true") + " FULL OUTER JOIN " + SideRelation(table, theirs, table.theirs) +
-	              " __t ON " + JoinSql(on_t, " AND ", "true");
+	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " + SideRelation(table, base, table.base) + " __b";
+	if (!ours_as_base) {
+		joined +=
+		    " FULL OUTER JOIN " + SideRelation(table, ours, table.ours) + " __o ON " + JoinSql(on_bo, " AND ", "true");
+	}
+	if (!theirs_as_base) {
+		joined += " FULL OUTER JOIN " + SideRelation(table, theirs, table.theirs) + " __t ON " +
+		          JoinSql(on_t, " AND ", "true");
+	}
 
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {

@@ -45,8 +45,10 @@ struct TableMergeCounts {
 //! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
 //! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
 //! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
+//! With `ours_as_base` (or `theirs_as_base`), that side's table is known to equal the base's and is not
+//! read: the base's rows stand in for it.
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                          const std::string &theirs);
+                          const std::string &theirs, bool ours_as_base = false, bool theirs_as_base = false);
 //! Counts over a materialized decision table, in the column order of TableMergeCounts.
 std::string CountQuery(const std::string &decisions);
 //! The remaining conflicts, ordered by key: k_i, in_b, in_o, in_t, kind, conflict_columns, then b_i, o_i, t_i per

@@ -1,0 +1,104 @@
+// Why equal signatures mean equal rows: a row group's data lives in the blocks its segments name, and
+// a block's bytes are known by chunk hash; what the blocks do not hold is the row group's delete
+// markers. A side descends from the base, and DuckDB never revives a deleted row of a row group it did
+// not rewrite, so its deleted set can only have grown: equal live counts then mean equal deleted sets.
+// Hence the caller must check IsAncestor before trusting a signature match.
+#include "merge/storage_identity.hpp"
+
+#include "common/sql_quote.hpp"
+#include "merge/merge_sql.hpp"
+#include "storage/chunk_geometry.hpp"
+#include "storage/diff_path.hpp"
+#include "storage/index_page.hpp"
+
+#include <deque>
+#include <set>
+
+namespace differential {
+
+std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
+                                         const std::string &database, int64_t snapshot_id) {
+	FileAddress file;
+	file.repository = repository;
+	file.database = database;
+	file.snapshot_id = snapshot_id;
+	file.file_name = MAIN_FILE_NAME;
+	StoredFile stored;
+	std::vector<Hash256> chunks;
+	if (!metadata.LoadFile(file, stored)) {
+		return chunks;
+	}
+	for (auto &page : stored.pages) {
+		auto slots = DecodeIndexPage(metadata.LoadIndexPage(page));
+		slots.resize(SLOTS_PER_INDEX_PAGE);
+		chunks.insert(chunks.end(), slots.begin(), slots.end());
+	}
+	return chunks;
+}
+
+std::string StorageSignature(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                             const std::vector<Hash256> &chunks) {
+	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
+	int64_t block_size = 0;
+	for (auto &row : QueryRows(connection, "SELECT block_size FROM pragma_database_size() WHERE database_name = " +
+	                                           SqlLiteral(alias))) {
+		block_size = row.GetBaseValue(0).GetValue<int64_t>();
+	}
+	if (block_size != int64_t(CHUNK_SIZE)) {
+		return "";
+	}
+	auto block_hash = [&](int64_t block) {
+		auto chunk = uint64_t(block) + 1;
+		return chunk < chunks.size() ? HashToHex(chunks[chunk]) : std::string("?");
+	};
+	std::string signature;
+	for (auto &row :
+	     QueryRows(connection, "SELECT row_group_id, column_id, column_path, segment_type, start, count, compression, "
+	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids "
+	                           "FROM pragma_storage_info(" +
+	                               SqlLiteral(qualified) + ") ORDER BY row_group_id, column_id, column_path, start")) {
+		if (row.GetBaseValue(8).GetValue<bool>() || !row.GetBaseValue(9).GetValue<bool>()) {
+			return "";
+		}
+		for (size_t i = 0; i < 12; i++) {
+			signature += row.GetBaseValue(i).ToString() + "|";
+		}
+		auto block = row.GetBaseValue(10).GetValue<int64_t>();
+		if (block >= 0) {
+			signature += block_hash(block) + "|";
+		}
+		auto additional = row.GetBaseValue(12);
+		if (!additional.IsNull()) {
+			for (auto &id : duckdb::ListValue::GetChildren(additional)) {
+				signature += block_hash(id.GetValue<int64_t>()) + "|";
+			}
+		}
+		signature += "\n";
+	}
+	for (auto &row : QueryRows(connection, "SELECT count(*) FROM " + qualified)) {
+		signature += "rows " + row.GetBaseValue(0).ToString();
+	}
+	return signature;
+}
+
+bool IsAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot) {
+	std::deque<int64_t> queue {snapshot};
+	std::set<int64_t> seen;
+	while (!queue.empty()) {
+		auto id = queue.front();
+		queue.pop_front();
+		if (id == ancestor) {
+			return true;
+		}
+		if (!seen.insert(id).second) {
+			continue;
+		}
+		auto it = parents.find(id);
+		if (it != parents.end()) {
+			queue.insert(queue.end(), it->second.begin(), it->second.end());
+		}
+	}
+	return false;
+}
+
+} // namespace differential

@@ -1,0 +1,30 @@
+// The storage shortcut of DESIGN section 5: a table whose storage a side left byte-identical to the
+// base's did not change on that side, so the merge need not read that side of it.
+#pragma once
+
+#include "common/hash.hpp"
+#include "metadata/metadata_store.hpp"
+
+#include <string>
+#include <vector>
+
+namespace duckdb {
+class Connection;
+}
+
+namespace differential {
+
+//! The chunk hashes of a snapshot's database file, by chunk index (chunk k >= 1 holds block k - 1).
+std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
+                                         const std::string &database, int64_t snapshot_id);
+
+//! A table's storage as comparable text: every column segment's layout and statistics, the hashes of
+//! the blocks it reads, and the live row count. Empty when it cannot vouch for the table (segments
+//! held in memory, or blocks of another size than a chunk): such a table counts as changed.
+std::string StorageSignature(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                             const std::vector<Hash256> &chunks);
+
+//! Whether `ancestor` is reachable from `snapshot` by recorded parent edges (or is it).
+bool IsAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot);
+
+} // namespace differential

@@ -111,7 +111,6 @@ MergeSession::MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &me
 			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported", unsupported);
 		}
 		plan = PlanSchema(b, o, t, settings.schema_mode);
-		CheckReadBudget();
 	} catch (...) {
 		// The destructor does not run for a constructor that throws: release the inputs here.
 		DetachAll();
@@ -164,16 +163,19 @@ static int64_t DatabaseBytes(duckdb::Connection &connection, const std::string &
 	                              SqlLiteral(alias));
 }
 
-//! The read budget is checked before comparing: the rows of every table the merge reads, and the
-//! size of the three input files.
-void MergeSession::CheckReadBudget() {
+//! The read budget is checked before comparing: the rows of every table side the comparison reads
+//! (the storage shortcut reads fewer), and the size of the three input files.
+void MergeSession::CheckReadBudget(const std::vector<bool> &ours_same, const std::vector<bool> &theirs_same) {
 	auto &limits = operation.Limits();
 	int64_t rows = 0;
-	for (auto &table : plan.tables) {
-		for (auto side : {std::make_pair(&table.shape.base, base), std::make_pair(&table.shape.ours, ours),
-		                  std::make_pair(&table.shape.theirs, theirs)}) {
-			if (side.first->table_present) {
-				rows += Scalar(*connection, "SELECT count(*) FROM " + SqlIdentifier(side.second) + ".main." +
+	for (size_t i = 0; i < plan.tables.size(); i++) {
+		auto &table = plan.tables[i];
+		bool skipped = ours_same[i] && theirs_same[i];
+		for (auto side : {std::make_tuple(&table.shape.base, base, skipped),
+		                  std::make_tuple(&table.shape.ours, ours, skipped || ours_same[i]),
+		                  std::make_tuple(&table.shape.theirs, theirs, skipped || theirs_same[i])}) {
+			if (std::get<0>(side)->table_present && !std::get<2>(side)) {
+				rows += Scalar(*connection, "SELECT count(*) FROM " + SqlIdentifier(std::get<1>(side)) + ".main." +
 				                                SqlIdentifier(table.shape.name));
 			}
 		}
@@ -244,6 +246,7 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	operation.Phase("comparison", 10);
 	std::vector<bool> ours_same(plan.tables.size(), false), theirs_same(plan.tables.size(), false);
 	FindUnchangedTables(ours_same, theirs_same);
+	CheckReadBudget(ours_same, theirs_same);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();

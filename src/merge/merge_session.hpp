@@ -90,7 +90,7 @@ public:
 private:
 	void Attach(const std::string &alias, const std::string &options);
 	void DetachAll();
-	void CheckReadBudget();
+	void CheckReadBudget(const std::vector<bool> &ours_same, const std::vector<bool> &theirs_same);
 	void PrepareStage();
 	void ApplyViews();
 	void CheckViews();

@@ -212,3 +212,29 @@ def test_unsupported_objects_are_named_for_each_input(con):
     assert "ours_counter" in message and "in ours" in message, message
     assert "theirs_log" in message and "in theirs" in message, message
     assert repository_state(con) == before
+
+
+def test_the_read_budget_counts_only_what_the_merge_reads(con):
+    """Tables a side left byte-identical to the base are not read, so they do not count."""
+    con.execute("ATTACH 'differential:wide' AS wide")
+    for t in range(3):
+        con.execute(f"CREATE TABLE wide.t{t} (id INTEGER PRIMARY KEY, v INTEGER)")
+        con.execute(f"INSERT INTO wide.t{t} SELECT range, range FROM range(100)")
+    con.execute("CALL differential_create_snapshot('wide')")
+    con.execute("CALL differential_create_branch('wide', 'side', snapshot => 1)")
+    con.execute("ATTACH 'differential:wide' AS side (BRANCH 'side')")
+    con.execute("UPDATE side.t1 SET v = -1 WHERE id = 1")
+    con.execute("CALL differential_create_snapshot('side')")
+    con.execute("UPDATE wide.t0 SET v = -1 WHERE id = 0")
+    con.execute("CALL differential_create_snapshot('wide')")
+    con.execute("DETACH wide")
+    con.execute("DETACH side")
+    # Shortcut: t0 reads base and ours, t1 base and theirs, t2 nothing: 400 rows. Reference: 900.
+    refused(con, "SELECT * FROM differential_merge_branch('wide', 'main', 'side', 'r', max_rows_read => 399)",
+            "merge_limit_exceeded")
+    assert con.execute("SELECT merge_action FROM differential_merge_branch('wide', 'main', 'side', 'r', "
+                       "max_rows_read => 400)").fetchone() == ("created_branch",)
+    con.execute("SET differential_merge_skip_unchanged = false")
+    message = refused(con, "SELECT * FROM differential_merge_branch('wide', 'main', 'side', 'r2', max_rows_read => 400)",
+                      "merge_limit_exceeded")
+    assert "900 rows" in message, message

@@ -19,6 +19,8 @@ namespace differential {
 		throw duckdb::TransactionException(error.what());
 	case ErrorKind::IO:
 		throw duckdb::IOException(error.what());
+	case ErrorKind::INVALID:
+		throw duckdb::Exception(duckdb::ExceptionType::INVALID, error.what());
 	default:
 		throw duckdb::InternalException(error.what());
 	}

@@ -7,7 +7,9 @@
 namespace differential {
 
 //! The kind decides which DuckDB exception type the SQL layer raises.
-enum class ErrorKind { INVALID_INPUT, NOT_FOUND, CONFLICT, IO, INTERNAL };
+//! INVALID is DuckDB's plain "Invalid Error", which the 1.1 specification shows for refusals of the
+//! history's shape (merge_base_ambiguous) and of an attached merge target.
+enum class ErrorKind { INVALID_INPUT, NOT_FOUND, CONFLICT, IO, INVALID, INTERNAL };
 
 class DifferentialError : public std::runtime_error {
 public:

@@ -130,7 +130,7 @@ static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string
 	}
 	auto ancestry = ComputeAncestry(metadata.SnapshotParents(database), result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_base_ambiguous",
+		Fail(ErrorKind::INVALID, "merge_base_ambiguous",
 		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
 		     "differential_merge_ancestry('" +
 		         database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) + ")).");
@@ -280,11 +280,11 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	auto conflicts = ConflictCount(result);
 	if (conflicts > 0) {
 		Fail(ErrorKind::INVALID_INPUT, "merge_conflict",
-		     ConflictingRows(conflicts) + "; nothing was merged. Use differential_merge_snapshots_preview('" +
-		         database + "', " + std::to_string(result.base) + ", " + std::to_string(result.ours) + ", " +
+		     ConflictingRows(conflicts) + "; use differential_merge_snapshots_preview('" + database + "', " +
+		         std::to_string(result.base) + ", " + std::to_string(result.ours) + ", " +
 		         std::to_string(result.theirs) +
-		         ") to page through conflict_details, then pass decisions with resolution_tables => (under a new "
-		         "request_id).");
+		         ") to page through conflict_details, then pass decisions with resolution_tables => under a new "
+		         "request_id. Nothing was merged.");
 	}
 	session.FinishStaging();
 	result.timings.application_ms = session.application_ms;
@@ -396,7 +396,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 				if (error.code != "active_attachment_or_transaction") {
 					throw;
 				}
-				Fail(error.kind, error.code,
+				Fail(ErrorKind::INVALID, error.code,
 				     "Merge target must be detached with no transaction holding it: branch " +
 				         QuoteName(request.target) +
 				         " is attached in this process, or a transaction still holds it after DETACH; nothing was "

@@ -32,6 +32,9 @@ def crisscross(con):
 def test_spec_crisscross(con):
     crisscross(con)
     message = refused(con, "SELECT * FROM differential_merge_branch_preview('crisscross', 'ab', 'ba')", "merge_base_ambiguous")
+    # The spec's "Invalid Error" type reaches Python as the plain duckdb.Error, without a prefix.
+    assert message.startswith("[differential:merge_base_ambiguous] Multiple best common ancestors; "
+                              "use differential_merge_snapshots with an explicit base"), message
     assert "differential_merge_snapshots" in message
     rows = con.execute(
         "SELECT snapshot_id, kind, parents, reachable_from, candidate, selection_state "

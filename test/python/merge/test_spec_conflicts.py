@@ -1,6 +1,7 @@
 """Typed conflicts, resolution tables and durable requests: the spec's retail walkthrough from snapshot 4 to 7."""
 from decimal import Decimal
 
+import duckdb
 import pytest
 
 from differential_testing import refused, repository_state, scalar
@@ -86,7 +87,8 @@ def test_spec_unresolved_merge_refuses_and_changes_nothing(con):
         "request_id => 'merge-pricing-unresolved')",
         "merge_conflict",
     )
-    assert "2 conflicting rows" in message and "differential_merge_snapshots_preview" in message, message
+    assert message.startswith("Invalid Input Error: [differential:merge_conflict] 2 conflicting rows; use "
+                              "differential_merge_snapshots_preview"), message
     assert repository_state(con) == before
 
 
@@ -319,7 +321,12 @@ def test_spec_merge_into_attached_main_is_refused(con):
     con.execute("ATTACH 'differential:retail' AS retail")
     before = repository_state(con)
     message = refused(con, NOOP_ATTACHED, "active_attachment_or_transaction")
-    assert "Merge target must be detached with no transaction holding it" in message, message
+    # The spec's line. Its "Invalid Error" type reaches Python as the plain duckdb.Error, without a prefix.
+    assert message.startswith("[differential:active_attachment_or_transaction] Merge target must "
+                              "be detached with no transaction holding it"), message
+    with pytest.raises(duckdb.Error) as info:
+        con.execute("SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')")
+    assert type(info.value) is duckdb.Error
     assert repository_state(con) == before
 
 

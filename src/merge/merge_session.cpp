@@ -165,19 +165,30 @@ static int64_t DatabaseBytes(duckdb::Connection &connection, const std::string &
 
 //! The read budget is checked before comparing: the rows of every table side the comparison reads
 //! (the storage shortcut reads fewer), and the size of the three input files.
-void MergeSession::CheckReadBudget(const std::vector<bool> &ours_same, const std::vector<bool> &theirs_same) {
+void MergeSession::CheckReadBudget(const std::vector<InputReads> &reads) {
 	auto &limits = operation.Limits();
 	int64_t rows = 0;
+	auto count = [&](const std::string &alias, const std::string &table, const std::string &where) {
+		return Scalar(*connection, "SELECT count(*) FROM " + SqlIdentifier(alias) + ".main." + SqlIdentifier(table) +
+		                               (where.empty() ? std::string() : " WHERE " + where));
+	};
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		auto &table = plan.tables[i];
-		bool skipped = ours_same[i] && theirs_same[i];
-		for (auto side : {std::make_tuple(&table.shape.base, base, skipped),
-		                  std::make_tuple(&table.shape.ours, ours, skipped || ours_same[i]),
-		                  std::make_tuple(&table.shape.theirs, theirs, skipped || theirs_same[i])}) {
-			if (std::get<0>(side)->table_present && !std::get<2>(side)) {
-				rows += Scalar(*connection, "SELECT count(*) FROM " + SqlIdentifier(std::get<1>(side)) + ".main." +
-				                                SqlIdentifier(table.shape.name));
-			}
+		auto &r = reads[i];
+		if (r.ours_as_base && r.theirs_as_base) {
+			continue;
+		}
+		auto &name = table.shape.name;
+		if (table.shape.base.table_present) {
+			rows += count(base, name, r.base_rows);
+		}
+		if (table.shape.ours.table_present && !r.ours_as_base) {
+			rows +=
+			    count(ours, name, r.ours_rows) + (r.ours_from_base.empty() ? 0 : count(base, name, r.ours_from_base));
+		}
+		if (table.shape.theirs.table_present && !r.theirs_as_base) {
+			rows += count(theirs, name, r.theirs_rows) +
+			        (r.theirs_from_base.empty() ? 0 : count(base, name, r.theirs_from_base));
 		}
 	}
 	if (limits.max_rows_read > 0 && rows > limits.max_rows_read) {
@@ -244,9 +255,9 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	}
 	operation.SetTables(names);
 	operation.Phase("comparison", 10);
-	std::vector<bool> ours_same(plan.tables.size(), false), theirs_same(plan.tables.size(), false);
-	FindUnchangedTables(ours_same, theirs_same);
-	CheckReadBudget(ours_same, theirs_same);
+	std::vector<InputReads> reads(plan.tables.size());
+	FindUnchangedStorage(reads);
+	CheckReadBudget(reads);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
@@ -274,10 +285,11 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 		for (auto &conflict : table.schema_conflicts) {
 			definitions_clash = definitions_clash || conflict.kind == "merge_schema_conflict";
 		}
-		if (ours_same[i]) {
+		auto ours_same = reads[i].ours_as_base, theirs_same = reads[i].theirs_as_base;
+		if (ours_same) {
 			object.unchanged_sides.push_back("ours");
 		}
-		if (theirs_same[i]) {
+		if (theirs_same) {
 			object.unchanged_sides.push_back("theirs");
 		}
 		bool resolved = false;
@@ -286,13 +298,13 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 		}
 		// Neither side changed the table, or (when building the result) theirs did not: nothing to
 		// decide or apply, since staging starts from ours. Decisions for it still get validated.
-		bool untouched = (ours_same[i] && theirs_same[i]) || (!counts && theirs_same[i] && !resolved);
+		bool untouched = (ours_same && theirs_same) || (!counts && theirs_same && !resolved);
 		if (table.merge_rows && !definitions_clash && !untouched) {
 			// Numbered, not named: table names differing only in case are one name to DuckDB.
 			auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + std::to_string(i));
 			decision_tables[i] = decisions;
 			RunSql(*connection, "CREATE TEMP TABLE " + decisions + " AS " +
-			                        DecisionQuery(table.shape, base, ours, theirs, ours_same[i], theirs_same[i]));
+			                        DecisionQuery(table.shape, base, ours, theirs, reads[i]));
 			for (auto &resolution : resolutions) {
 				if (resolution.table == table.shape.name) {
 					ApplyResolution(*connection, table.shape, decisions, resolution,
@@ -377,11 +389,26 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	}
 }
 
-void MergeSession::FindUnchangedTables(std::vector<bool> &ours_same, std::vector<bool> &theirs_same) {
+//! A rowid predicate selecting the given row groups of a layout, as ranges of consecutive groups.
+static std::string RowGroupRanges(const std::vector<size_t> &groups, const TableLayout &layout) {
+	std::vector<std::string> ranges;
+	for (size_t i = 0; i < groups.size();) {
+		size_t j = i;
+		while (j + 1 < groups.size() && groups[j + 1] == groups[j] + 1) {
+			j++;
+		}
+		ranges.push_back("rowid BETWEEN " + std::to_string(layout.starts[groups[i]]) + " AND " +
+		                 std::to_string(layout.starts[groups[j] + 1] - 1));
+		i = j + 1;
+	}
+	return ranges.empty() ? "false" : "(" + JoinSql(ranges, " OR ", "false") + ")";
+}
+
+void MergeSession::FindUnchangedStorage(std::vector<InputReads> &reads) {
 	if (!skip_unchanged) {
 		return;
 	}
-	// The signature argument holds only for a side that descends from the base (see storage_identity).
+	// The layout argument holds only for a side that descends from the base (see storage_identity).
 	auto graph = metadata.SnapshotParents(database);
 	bool ours_descends = IsAncestor(graph, inputs.base, inputs.ours);
 	bool theirs_descends = IsAncestor(graph, inputs.base, inputs.theirs);
@@ -403,13 +430,67 @@ void MergeSession::FindUnchangedTables(std::vector<bool> &ours_same, std::vector
 		    !shape.base.table_present || !shape.ours.table_present || !shape.theirs.table_present) {
 			continue;
 		}
-		auto signature = StorageSignature(*connection, base, shape.name, base_chunks);
-		if (signature.empty()) {
+		auto b = ReadTableLayout(*connection, base, shape.name, base_chunks);
+		if (!b.known) {
 			continue;
 		}
-		ours_same[i] = ours_descends && StorageSignature(*connection, ours, shape.name, ours_chunks) == signature;
-		theirs_same[i] =
-		    theirs_descends && StorageSignature(*connection, theirs, shape.name, theirs_chunks) == signature;
+		TableLayout o, t;
+		if (ours_descends) {
+			o = ReadTableLayout(*connection, ours, shape.name, ours_chunks);
+		}
+		if (theirs_descends) {
+			t = ReadTableLayout(*connection, theirs, shape.name, theirs_chunks);
+		}
+		auto &r = reads[i];
+		r.ours_as_base = o.known && o.groups == b.groups;
+		r.theirs_as_base = t.known && t.groups == b.groups;
+		if (!o.known || !t.known) {
+			continue;
+		}
+		// Narrow to the row groups either side changed: a key outside them has the same row on all three
+		// inputs (keys are unique, so a key in a row group equal to the base's is in no changed one).
+		auto same_o = SameRowGroups(b, o), same_t = SameRowGroups(b, t);
+		std::vector<size_t> base_groups, ours_groups, theirs_groups, ours_from_base, theirs_from_base;
+		bool narrower = false;
+		for (size_t g = 0; g < b.groups.size(); g++) {
+			if (!same_o[g] || !same_t[g]) {
+				base_groups.push_back(g);
+			} else {
+				narrower = true;
+			}
+			if (same_o[g] && !same_t[g]) {
+				ours_from_base.push_back(g);
+			}
+			if (same_t[g] && !same_o[g]) {
+				theirs_from_base.push_back(g);
+			}
+		}
+		for (size_t g = 0; g < o.groups.size(); g++) {
+			if (!same_o[g]) {
+				ours_groups.push_back(g);
+			}
+		}
+		for (size_t g = 0; g < t.groups.size(); g++) {
+			if (!same_t[g]) {
+				theirs_groups.push_back(g);
+			}
+		}
+		if (!narrower) {
+			continue;
+		}
+		r.base_rows = RowGroupRanges(base_groups, b);
+		if (!r.ours_as_base) {
+			r.ours_rows = RowGroupRanges(ours_groups, o);
+			if (!ours_from_base.empty()) {
+				r.ours_from_base = RowGroupRanges(ours_from_base, b);
+			}
+		}
+		if (!r.theirs_as_base) {
+			r.theirs_rows = RowGroupRanges(theirs_groups, t);
+			if (!theirs_from_base.empty()) {
+				r.theirs_from_base = RowGroupRanges(theirs_from_base, b);
+			}
+		}
 	}
 }
 

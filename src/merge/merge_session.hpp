@@ -90,7 +90,7 @@ public:
 private:
 	void Attach(const std::string &alias, const std::string &options);
 	void DetachAll();
-	void CheckReadBudget(const std::vector<bool> &ours_same, const std::vector<bool> &theirs_same);
+	void CheckReadBudget(const std::vector<InputReads> &reads);
 	void PrepareStage();
 	void ApplyViews();
 	void CheckViews();
@@ -107,8 +107,9 @@ private:
 	int64_t conflict_offset = 0;
 	MergeInputs inputs;
 	bool skip_unchanged = true;
-	//! Which tables each side left as in the base (by plan index), from storage signatures.
-	void FindUnchangedTables(std::vector<bool> &ours_same, std::vector<bool> &theirs_same);
+	//! What to read of each table (by plan index): sides left as in the base are not read, and of a
+	//! changed table only the row groups a side changed (storage_identity).
+	void FindUnchangedStorage(std::vector<InputReads> &reads);
 };
 
 } // namespace differential

@@ -11,6 +11,7 @@
 #include "storage/diff_path.hpp"
 #include "storage/index_page.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
@@ -36,8 +37,9 @@ std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::str
 	return chunks;
 }
 
-std::string StorageSignature(duckdb::Connection &connection, const std::string &alias, const std::string &table,
-                             const std::vector<Hash256> &chunks) {
+TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                            const std::vector<Hash256> &chunks) {
+	TableLayout layout;
 	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
 	int64_t block_size = 0;
 	for (auto &row : QueryRows(connection, "SELECT block_size FROM pragma_database_size() WHERE database_name = " +
@@ -45,22 +47,28 @@ std::string StorageSignature(duckdb::Connection &connection, const std::string &
 		block_size = row.GetBaseValue(0).GetValue<int64_t>();
 	}
 	if (block_size != int64_t(CHUNK_SIZE)) {
-		return "";
+		return layout;
 	}
 	auto block_hash = [&](int64_t block) {
 		auto chunk = uint64_t(block) + 1;
 		return chunk < chunks.size() ? HashToHex(chunks[chunk]) : std::string("?");
 	};
-	std::string signature;
+	std::vector<int64_t> sizes;
 	for (auto &row :
 	     QueryRows(connection, "SELECT row_group_id, column_id, column_path, segment_type, start, count, compression, "
 	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids "
 	                           "FROM pragma_storage_info(" +
 	                               SqlLiteral(qualified) + ") ORDER BY row_group_id, column_id, column_path, start")) {
 		if (row.GetBaseValue(8).GetValue<bool>() || !row.GetBaseValue(9).GetValue<bool>()) {
-			return "";
+			return layout;
 		}
-		for (size_t i = 0; i < 12; i++) {
+		auto group = size_t(row.GetBaseValue(0).GetValue<int64_t>());
+		if (group >= layout.groups.size()) {
+			layout.groups.resize(group + 1);
+			sizes.resize(group + 1, 0);
+		}
+		auto &signature = layout.groups[group];
+		for (size_t i = 1; i < 12; i++) {
 			signature += row.GetBaseValue(i).ToString() + "|";
 		}
 		auto block = row.GetBaseValue(10).GetValue<int64_t>();
@@ -74,11 +82,49 @@ std::string StorageSignature(duckdb::Connection &connection, const std::string &
 			}
 		}
 		signature += "\n";
+		// A row group's rows: the segments of its first column path cover them once.
+		if (row.GetBaseValue(2).ToString() == "[0]") {
+			sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
+		}
 	}
-	for (auto &row : QueryRows(connection, "SELECT count(*) FROM " + qualified)) {
-		signature += "rows " + row.GetBaseValue(0).ToString();
+	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended.
+	layout.starts.push_back(0);
+	for (auto size : sizes) {
+		layout.starts.push_back(layout.starts.back() + size);
 	}
-	return signature;
+	std::vector<int64_t> live(layout.groups.size(), 0);
+	if (!layout.groups.empty()) {
+		// One count per row group; the rowid ranges let DuckDB skip every other group's rows.
+		std::vector<std::string> counts;
+		for (size_t i = 0; i < layout.groups.size(); i++) {
+			counts.push_back("SELECT " + std::to_string(i) + ", count(*) FROM " + qualified + " WHERE rowid BETWEEN " +
+			                 std::to_string(layout.starts[i]) + " AND " + std::to_string(layout.starts[i + 1] - 1));
+		}
+		std::string all;
+		for (auto &count : counts) {
+			all += (all.empty() ? "" : " UNION ALL ") + count;
+		}
+		for (auto &row : QueryRows(connection, all)) {
+			live[size_t(row.GetBaseValue(0).GetValue<int64_t>())] = row.GetBaseValue(1).GetValue<int64_t>();
+		}
+	}
+	for (size_t i = 0; i < layout.groups.size(); i++) {
+		layout.groups[i] =
+		    "start " + std::to_string(layout.starts[i]) + "\n" + layout.groups[i] + "live " + std::to_string(live[i]);
+	}
+	layout.known = true;
+	return layout;
+}
+
+std::vector<bool> SameRowGroups(const TableLayout &base, const TableLayout &side) {
+	std::vector<bool> same(std::max(base.groups.size(), side.groups.size()), false);
+	if (!base.known || !side.known) {
+		return same;
+	}
+	for (size_t i = 0; i < base.groups.size() && i < side.groups.size(); i++) {
+		same[i] = base.groups[i] == side.groups[i];
+	}
+	return same;
 }
 
 bool IsAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot) {

@@ -18,11 +18,21 @@ namespace differential {
 std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
                                          const std::string &database, int64_t snapshot_id);
 
-//! A table's storage as comparable text: every column segment's layout and statistics, the hashes of
-//! the blocks it reads, and the live row count. Empty when it cannot vouch for the table (segments
-//! held in memory, or blocks of another size than a chunk): such a table counts as changed.
-std::string StorageSignature(duckdb::Connection &connection, const std::string &alias, const std::string &table,
-                             const std::vector<Hash256> &chunks);
+//! A table's storage, row group by row group, as comparable text: the group's first rowid, every
+//! column segment's layout and statistics, the hashes of the blocks it reads, and the group's live
+//! row count. Row group i holds rowids [starts[i], starts[i + 1]). Not `known` when it cannot vouch
+//! for the table (segments held in memory, blocks of another size than a chunk): such a table counts
+//! as changed everywhere.
+struct TableLayout {
+	bool known = false;
+	std::vector<int64_t> starts;
+	std::vector<std::string> groups;
+};
+TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                            const std::vector<Hash256> &chunks);
+
+//! Which row groups of a side equal the base's (same index, same layout, same live rows).
+std::vector<bool> SameRowGroups(const TableLayout &base, const TableLayout &side);
 
 //! Whether `ancestor` is reachable from `snapshot` by recorded parent edges (or is it).
 bool IsAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot);

@@ -53,7 +53,9 @@ static std::string Qualified(const std::string &catalog, const std::string &tabl
 
 //! One input's rows with the result's columns: a column the input lacks reads as a typed NULL, and
 //! an input without the table has no rows.
-static std::string SideRelation(const TableShape &table, const std::string &catalog, const SideColumns &side) {
+static std::string SideRelation(const TableShape &table, const std::string &catalog, const SideColumns &side,
+                                const std::string &rows = "", const std::string &base = "",
+                                const std::string &from_base = "") {
 	std::vector<std::string> select;
 	for (size_t i = 0; i < table.columns.size(); i++) {
 		auto c = SqlIdentifier(table.columns[i]);
@@ -67,12 +69,21 @@ static std::string SideRelation(const TableShape &table, const std::string &cata
 	if (!side.table_present) {
 		return "(SELECT " + JoinSql(select, ", ", "") + " WHERE false)";
 	}
-	return "(SELECT " + JoinSql(select, ", ", "") + " FROM " + Qualified(catalog, table.name) + ")";
+	auto relation = "SELECT " + JoinSql(select, ", ", "") + " FROM " + Qualified(catalog, table.name) +
+	                (rows.empty() ? std::string() : " WHERE " + rows);
+	if (!from_base.empty()) {
+		// Only tables without schema changes are narrowed, so the base has the same columns.
+		relation += " UNION ALL SELECT " + JoinSql(select, ", ", "") + " FROM " + Qualified(base, table.name) +
+		            " WHERE " + from_base;
+	}
+	return "(" + relation + ")";
 }
 
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                          const std::string &theirs, bool ours_as_base, bool theirs_as_base) {
+                          const std::string &theirs, const InputReads &reads) {
 	auto values = table.ValueColumns();
+	auto ours_as_base = reads.ours_as_base;
+	auto theirs_as_base = reads.theirs_as_base;
 	auto ours_alias = ours_as_base ? std::string("__b") : std::string("__o");
 	auto theirs_alias = theirs_as_base ? std::string("__b") : std::string("__t");
 	std::vector<std::string> select, on_bo, on_t;
@@ -98,14 +109,17 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 		select.push_back(ours_alias + "." + c + " AS " + N("o_", i));
 		select.push_back(theirs_alias + "." + c + " AS " + N("t_", i));
 	}
-	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " + SideRelation(table, base, table.base) + " __b";
+	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " +
+	              SideRelation(table, base, table.base, reads.base_rows) + " __b";
 	if (!ours_as_base) {
-		joined +=
-		    " FULL OUTER JOIN " + SideRelation(table, ours, table.ours) + " __o ON " + JoinSql(on_bo, " AND ", "true");
+		joined += " FULL OUTER JOIN " +
+		          SideRelation(table, ours, table.ours, reads.ours_rows, base, reads.ours_from_base) + " __o ON " +
+		          JoinSql(on_bo, " AND ", "true");
 	}
 	if (!theirs_as_base) {
-		joined += " FULL OUTER JOIN " + SideRelation(table, theirs, table.theirs) + " __t ON " +
-		          JoinSql(on_t, " AND ", "true");
+		joined += " FULL OUTER JOIN " +
+		          SideRelation(table, theirs, table.theirs, reads.theirs_rows, base, reads.theirs_from_base) +
+		          " __t ON " + JoinSql(on_t, " AND ", "true");
 	}
 
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;

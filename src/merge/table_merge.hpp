@@ -45,10 +45,23 @@ struct TableMergeCounts {
 //! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
 //! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
 //! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
-//! With `ours_as_base` (or `theirs_as_base`), that side's table is known to equal the base's and is not
-//! read: the base's rows stand in for it.
+//! What a decision query reads of each input; the storage shortcut narrows it (empty: all rows).
+struct InputReads {
+	//! The side's table equals the base's: it is not read, the base's rows stand in for it.
+	bool ours_as_base = false;
+	bool theirs_as_base = false;
+	//! Rowid predicates selecting the row groups to read of each input's table.
+	std::string base_rows;
+	std::string ours_rows;
+	std::string theirs_rows;
+	//! Base rows standing in for a side where that side's row groups equal the base's but are needed
+	//! because the other side changed them.
+	std::string ours_from_base;
+	std::string theirs_from_base;
+};
+
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                          const std::string &theirs, bool ours_as_base = false, bool theirs_as_base = false);
+                          const std::string &theirs, const InputReads &reads = InputReads());
 //! Counts over a materialized decision table, in the column order of TableMergeCounts.
 std::string CountQuery(const std::string &decisions);
 //! The remaining conflicts, ordered by key: k_i, in_b, in_o, in_t, kind, conflict_columns, then b_i, o_i, t_i per

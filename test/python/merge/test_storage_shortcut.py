@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from differential_testing import scalar
+from differential_testing import refused, scalar
 
 TABLES = {
     "accounts": "id INTEGER PRIMARY KEY, owner VARCHAR, balance DECIMAL(12, 2)",
@@ -18,7 +18,7 @@ TABLES = {
 ROWS = 3000
 
 
-def load(con, alias):
+def load(con, alias, rows=ROWS):
     for table, columns in TABLES.items():
         con.execute(f"CREATE TABLE {alias}.{table} ({columns})")
         values = {
@@ -29,10 +29,10 @@ def load(con, alias):
             "notes": "range, md5(range::VARCHAR)",
             "items": "range, range * 10, 'item ' || range",
         }[table]
-        con.execute(f"INSERT INTO {alias}.{table} SELECT {values} FROM range({ROWS})")
+        con.execute(f"INSERT INTO {alias}.{table} SELECT {values} FROM range({rows})")
 
 
-def change(con, alias, rng, parity, tables):
+def change(con, alias, rng, parity, tables, rows=ROWS):
     """Random changes to `tables` on rows whose id has the given parity (the other side uses the other
     parity, so the sides never conflict): updates, deletes, re-inserts of deleted keys, new rows."""
     for table in tables:
@@ -40,7 +40,7 @@ def change(con, alias, rng, parity, tables):
                   "items": "name"}[table]
         value = {"scores": "score + 1"}.get(table, f"{column} || '!'")
         kind = rng.choice(["update", "delete", "delete_reinsert", "insert", "noop_update", "mixed"])
-        lo = rng.randrange(0, ROWS - 200)
+        lo = rng.randrange(0, rows - 200)
         where = f"id BETWEEN {lo} AND {lo + rng.randrange(3, 200)} AND id % 2 = {parity}"
         if kind in ("update", "mixed"):
             con.execute(f"UPDATE {alias}.{table} SET {column} = {value} WHERE {where}")
@@ -49,23 +49,26 @@ def change(con, alias, rng, parity, tables):
         if kind == "delete_reinsert":
             con.execute(f"INSERT INTO {alias}.{table} BY NAME SELECT {lo - lo % 2 + 2 + parity} AS id")
         if kind in ("insert", "mixed"):
-            start = ROWS + 1000 * (parity + 1) + rng.randrange(0, 500) * 2 + parity
+            start = rows + 1000 * (parity + 1) + rng.randrange(0, 500) * 2 + parity
             con.execute(f"INSERT INTO {alias}.{table} BY NAME SELECT {start} AS id")
         if kind == "noop_update":
             con.execute(f"UPDATE {alias}.{table} SET {column} = {column} WHERE {where}")
 
 
-def build(con, seed):
+def build(con, seed, rows=ROWS):
     rng = random.Random(seed)
     con.execute("ATTACH 'differential:db' AS db")
-    load(con, "db")
+    load(con, "db", rows)
     con.execute("CALL differential_create_snapshot('db')")
     con.execute("CALL differential_create_branch('db', 'side', snapshot => 1)")
     con.execute("ATTACH 'differential:db' AS side (BRANCH 'side')")
     names = list(TABLES)
-    change(con, "side", rng, 1, rng.sample(names, rng.randrange(0, 4)))
+    theirs_tables = rng.sample(names, rng.randrange(0, 4))
+    # With several row groups, both sides also change the same tables in (likely) different row groups.
+    ours_tables = theirs_tables if rows > ROWS else rng.sample(names, rng.randrange(1, 4))
+    change(con, "side", rng, 1, theirs_tables, rows)
     con.execute("CALL differential_create_snapshot('side')")
-    change(con, "db", rng, 0, rng.sample(names, rng.randrange(1, 4)))
+    change(con, "db", rng, 0, ours_tables or names[:1], rows)
     con.execute("CALL differential_create_snapshot('db')")
     con.execute("DETACH db")
     con.execute("DETACH side")
@@ -83,9 +86,11 @@ PREVIEW = ("SELECT table_name, ours_inserts, ours_updates, ours_deletes, theirs_
            "theirs_deletes, conflicts FROM differential_merge_branch_preview('db', 'main', 'side') ORDER BY 1")
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_shortcut_equals_the_reference_method(con, seed):
-    build(con, seed)
+# Small tables (one row group) exercise the table-level shortcut; tables of three row groups the
+# narrowing to the row groups a side changed.
+@pytest.mark.parametrize("seed,rows", [(seed, ROWS) for seed in range(8)] + [(seed, 300_000) for seed in range(4)])
+def test_shortcut_equals_the_reference_method(con, seed, rows):
+    build(con, seed, rows)
     con.execute("SET differential_merge_skip_unchanged = false")
     reference_preview = con.execute(PREVIEW).fetchall()
     con.execute("SELECT * FROM differential_merge_branch('db', 'main', 'side', 'reference')")
@@ -120,3 +125,29 @@ def test_a_side_that_only_deleted_rows_is_not_unchanged(con):
     con.execute("ATTACH 'differential:db' AS db (READ_ONLY)")
     assert scalar(con, "SELECT count(*) FROM db.tags") == ROWS - 2
     assert scalar(con, "SELECT price FROM db.items WHERE id = 1") == 0
+
+
+def test_only_the_row_groups_a_side_changed_are_read(con):
+    """300,000 rows are three row groups (122,880 + 122,880 + 54,240). Ours changes the first, theirs the
+    last: the merge reads those two of the base, ours' first plus the base's last in its place, and
+    theirs' last plus the base's first: 3 x 177,120 rows instead of 900,000."""
+    con.execute("ATTACH 'differential:db' AS db")
+    con.execute("CREATE TABLE db.t (id INTEGER PRIMARY KEY, v INTEGER)")
+    con.execute("INSERT INTO db.t SELECT range, range FROM range(300000)")
+    con.execute("CALL differential_create_snapshot('db')")
+    con.execute("CALL differential_create_branch('db', 'side', snapshot => 1)")
+    con.execute("ATTACH 'differential:db' AS side (BRANCH 'side')")
+    con.execute("UPDATE side.t SET v = -v WHERE id BETWEEN 250000 AND 250009")
+    con.execute("CALL differential_create_snapshot('side')")
+    con.execute("UPDATE db.t SET v = -v WHERE id BETWEEN 10 AND 19")
+    con.execute("CALL differential_create_snapshot('db')")
+    con.execute("DETACH db")
+    con.execute("DETACH side")
+    narrowed = 3 * (122_880 + 54_240)
+    refused(con, f"SELECT * FROM differential_merge_branch('db', 'main', 'side', 'r', max_rows_read => {narrowed - 1})",
+            "merge_limit_exceeded")
+    assert con.execute(f"SELECT merge_action FROM differential_merge_branch('db', 'main', 'side', 'r', "
+                       f"max_rows_read => {narrowed})").fetchone() == ("created_branch",)
+    con.execute("ATTACH 'differential:db' AS r (BRANCH 'r', READ_ONLY)")
+    assert con.execute("SELECT count(*) FILTER (v < 0), sum(v) FILTER (v < 0) FROM r.t").fetchone() == (
+        20, -sum(range(10, 20)) - sum(range(250000, 250010)))

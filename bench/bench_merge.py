@@ -21,7 +21,7 @@ def connect(repository):
     return con
 
 
-def prepare(repository, rows, changes):
+def prepare(repository, rows, changes, clustered=False):
     con = connect(repository)
     con.execute("ATTACH 'differential:shop' AS shop")
     con.execute("CREATE TABLE shop.orders (order_id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10, 2), "
@@ -31,10 +31,18 @@ def prepare(repository, rows, changes):
     con.execute("CALL differential_create_snapshot('shop')")
     con.execute("CALL differential_create_branch('shop', 'side', snapshot => 1)")
     con.execute("ATTACH 'differential:shop' AS side (BRANCH 'side')")
-    stride = rows // changes
-    # Sparse and disjoint: ours touches ids = 0 mod stride, theirs ids = stride/2 mod stride.
-    con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE order_id % {stride} = 0")
-    con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE order_id % {stride} = {stride // 2}")
+    if clustered:
+        # Recent orders: ours refunds `changes` of the newest, theirs corrects `changes` others of them.
+        first = rows - 4 * changes
+        con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE order_id >= {first} AND order_id % 2 = 0 "
+                    f"AND order_id < {first + 2 * changes}")
+        con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE order_id >= {first} AND order_id % 2 = 1 "
+                    f"AND order_id < {first + 2 * changes}")
+    else:
+        stride = rows // changes
+        # Sparse and disjoint: ours touches ids = 0 mod stride, theirs ids = stride/2 mod stride.
+        con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE order_id % {stride} = 0")
+        con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE order_id % {stride} = {stride // 2}")
     con.execute("CALL differential_create_snapshot('shop')")
     con.execute("CALL differential_create_snapshot('side')")
     con.close()
@@ -61,10 +69,10 @@ def storage_changes(con):
     return out
 
 
-def measure(work, rows, changes, runs):
-    repository = work / f"merge-{rows}-{changes}"
+def measure(work, rows, changes, runs, clustered=False):
+    repository = work / f"merge-{rows}-{changes}{'-clustered' if clustered else ''}"
     shutil.rmtree(repository, ignore_errors=True)
-    prepare(repository, rows, changes)
+    prepare(repository, rows, changes, clustered)
     con = connect(repository)
     samples = []
     for run in range(runs):
@@ -79,9 +87,12 @@ def measure(work, rows, changes, runs):
     con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
     con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")
     changed_storage = storage_changes(con)
-    stride = rows // changes
-    expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % {stride} = "
-                           f"{stride // 2}) FROM range({rows})").fetchone()
+    if clustered:
+        expected = (changes, changes)
+    else:
+        stride = rows // changes
+        expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % {stride} = "
+                               f"{stride // 2}) FROM range({rows})").fetchone()
     changed = con.execute("SELECT count(*) FILTER (r.status IS DISTINCT FROM b.status), "
                           "count(*) FILTER (r.amount IS DISTINCT FROM b.amount), count(*) FILTER (r.customer IS "
                           "DISTINCT FROM b.customer) FROM result.orders r JOIN base.orders b USING (order_id)").fetchone()
@@ -147,12 +158,18 @@ def main():
         for changes in (100, 300):
             results[f"{rows}/{changes}"] = measure(work, rows, changes, args.runs)
             print(f"{rows:>9} rows, {changes:>3} updates per side: {results[f'{rows}/{changes}']}", file=sys.stderr)
+    clustered = {}
+    for rows in (1_000_000, 3_000_000):
+        clustered[f"{rows}/100"] = measure(work, rows, 100, args.runs, clustered=True)
+        print(f"{rows:>9} rows, 100 clustered updates per side: {clustered[f'{rows}/100']}", file=sys.stderr)
     untouched = measure_untouched_tables(work, 8, 500_000, args.runs)
     print(f"8 tables, one changed per side: {untouched}", file=sys.stderr)
     report = {
         "runs": args.runs,
         "results": results,
         "untouched_tables": untouched,
+        "clustered": clustered,
+        "ratio_3M_to_1M_clustered": clustered["3000000/100"]["total_ms"] / max(1, clustered["1000000/100"]["total_ms"]),
         "ratio_3M_to_1M_100": results["3000000/100"]["total_ms"] / max(1, results["1000000/100"]["total_ms"]),
         "ratio_3M_to_1M_300": results["3000000/300"]["total_ms"] / max(1, results["1000000/300"]["total_ms"]),
     }

@@ -49,9 +49,15 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 	if (block_size != int64_t(CHUNK_SIZE)) {
 		return layout;
 	}
+	// A block the file does not hold cannot be vouched for: the layout is then unknown.
+	bool vouched = true;
 	auto block_hash = [&](int64_t block) {
 		auto chunk = uint64_t(block) + 1;
-		return chunk < chunks.size() ? HashToHex(chunks[chunk]) : std::string("?");
+		if (chunk >= chunks.size()) {
+			vouched = false;
+			return std::string();
+		}
+		return HashToHex(chunks[chunk]);
 	};
 	std::vector<int64_t> sizes;
 	for (auto &row :
@@ -86,6 +92,9 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 		if (row.GetBaseValue(2).ToString() == "[0]") {
 			sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
 		}
+	}
+	if (!vouched) {
+		return layout;
 	}
 	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended.
 	layout.starts.push_back(0);

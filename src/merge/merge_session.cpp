@@ -408,10 +408,11 @@ void MergeSession::FindUnchangedStorage(std::vector<InputReads> &reads) {
 	if (!skip_unchanged) {
 		return;
 	}
-	// The layout argument holds only for a side that descends from the base (see storage_identity).
+	// The layout argument holds only for a side whose file was built from the base's by ordinary
+	// snapshots (see storage_identity).
 	auto graph = metadata.SnapshotParents(database);
-	bool ours_descends = IsAncestor(graph, inputs.base, inputs.ours);
-	bool theirs_descends = IsAncestor(graph, inputs.base, inputs.theirs);
+	bool ours_descends = IsStorageAncestor(graph, inputs.base, inputs.ours);
+	bool theirs_descends = IsStorageAncestor(graph, inputs.base, inputs.theirs);
 	if (!ours_descends && !theirs_descends) {
 		return;
 	}

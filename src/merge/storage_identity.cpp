@@ -2,7 +2,9 @@
 // a block's bytes are known by chunk hash; what the blocks do not hold is the row group's delete
 // markers. A side descends from the base, and DuckDB never revives a deleted row of a row group it did
 // not rewrite, so its deleted set can only have grown: equal live counts then mean equal deleted sets.
-// Hence the caller must check IsAncestor before trusting a signature match.
+// That needs the side's file to have been built from the base's by ordinary snapshots only: a merge
+// or restore snapshot takes its file from one of its two parents, so deleted sets need not nest
+// across it. Hence the caller must check IsStorageAncestor before trusting a layout match.
 #include "merge/storage_identity.hpp"
 
 #include "common/sql_quote.hpp"
@@ -59,7 +61,7 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 		}
 		return HashToHex(chunks[chunk]);
 	};
-	std::vector<int64_t> sizes;
+	std::vector<int64_t> sizes, validity_sizes;
 	for (auto &row :
 	     QueryRows(connection, "SELECT row_group_id, column_id, column_path, segment_type, start, count, compression, "
 	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids "
@@ -72,6 +74,7 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 		if (group >= layout.groups.size()) {
 			layout.groups.resize(group + 1);
 			sizes.resize(group + 1, 0);
+			validity_sizes.resize(group + 1, 0);
 		}
 		auto &signature = layout.groups[group];
 		for (size_t i = 1; i < 12; i++) {
@@ -88,13 +91,25 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 			}
 		}
 		signature += "\n";
-		// A row group's rows: the segments of its first column path cover them once.
-		if (row.GetBaseValue(2).ToString() == "[0]") {
+		// A row group's rows: the first column's top-level segments cover them once; a nested first
+		// column (STRUCT, ARRAY, UNION) has none, but its validity child covers every row.
+		auto path = row.GetBaseValue(2).ToString();
+		if (path == "[0]") {
 			sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
+		} else if (path == "[0, 0]") {
+			validity_sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
 		}
 	}
 	if (!vouched) {
 		return layout;
+	}
+	for (size_t g = 0; g < sizes.size(); g++) {
+		if (sizes[g] == 0) {
+			sizes[g] = validity_sizes[g];
+		}
+		if (sizes[g] <= 0) {
+			return layout;
+		}
 	}
 	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended.
 	layout.starts.push_back(0);
@@ -136,22 +151,17 @@ std::vector<bool> SameRowGroups(const TableLayout &base, const TableLayout &side
 	return same;
 }
 
-bool IsAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot) {
-	std::deque<int64_t> queue {snapshot};
+bool IsStorageAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot) {
 	std::set<int64_t> seen;
-	while (!queue.empty()) {
-		auto id = queue.front();
-		queue.pop_front();
+	for (auto id = snapshot; seen.insert(id).second;) {
 		if (id == ancestor) {
 			return true;
 		}
-		if (!seen.insert(id).second) {
-			continue;
-		}
 		auto it = parents.find(id);
-		if (it != parents.end()) {
-			queue.insert(queue.end(), it->second.begin(), it->second.end());
+		if (it == parents.end() || it->second.size() != 1) {
+			return false;
 		}
+		id = it->second[0];
 	}
 	return false;
 }

@@ -34,7 +34,9 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 //! Which row groups of a side equal the base's (same index, same layout, same live rows).
 std::vector<bool> SameRowGroups(const TableLayout &base, const TableLayout &side);
 
-//! Whether `ancestor` is reachable from `snapshot` by recorded parent edges (or is it).
-bool IsAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot);
+//! Whether `snapshot`'s database file was built from `ancestor`'s by a chain of ordinary snapshots:
+//! every step has exactly one parent. A merge or restore snapshot records two parents, and its file
+//! comes from only one of them, so the chain stops there (it is or is not `ancestor` itself).
+bool IsStorageAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot);
 
 } // namespace differential

@@ -19,7 +19,8 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 	     {"created_at", LogicalType::TIMESTAMP_TZ},
 	     {"branch_name", LogicalType::VARCHAR},
 	     {"parent_snapshot_ids", LogicalType::LIST(LogicalType::BIGINT)},
-	     {"open_in_process", LogicalType::BOOLEAN}},
+	     {"open_in_process", LogicalType::BOOLEAN},
+	     {"commit_extra_info", LogicalType::VARCHAR}},
 	    [repository_root, database](ClientContext &context) {
 		    auto repository = repository_root.empty() ? CurrentRepository(context) : OpenRepository(repository_root);
 		    Rows rows;
@@ -37,7 +38,8 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.has_name, s.name),
 			                    OptionalText(s.has_author, s.author), OptionalText(s.has_message, s.message),
 			                    TimestampFromMicros(s.created_at_us), Value(s.branch_name),
-			                    Value::LIST(LogicalType::BIGINT, parents), Value::BOOLEAN(open)});
+			                    Value::LIST(LogicalType::BIGINT, parents), Value::BOOLEAN(open),
+			                    OptionalText(!s.extra_info.empty(), s.extra_info)});
 		    }
 		    return rows;
 	    },

@@ -8,9 +8,11 @@
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/common/exception.hpp"
 #include "merge/ancestry.hpp"
+#include "merge/storage_identity.hpp"
 #include "storage/branch_lock.hpp"
 
 #include <chrono>
+#include <cstdio>
 
 namespace differential {
 
@@ -244,6 +246,39 @@ static int64_t ConflictCount(const MergeBranchResult &result) {
 	return total;
 }
 
+static std::string JsonText(const std::string &text) {
+	std::string out = "\"";
+	for (char c : text) {
+		if (c == '"' || c == '\\') {
+			out += '\\';
+		}
+		if (static_cast<unsigned char>(c) < 0x20) {
+			char escaped[8];
+			snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+			out += escaped;
+			continue;
+		}
+		out += c;
+	}
+	return out + "\"";
+}
+
+//! The merge snapshot's commit_extra_info: the algorithm, the operation and the three inputs with
+//! their content roots, so a result always tells where it came from.
+static std::string Provenance(MetadataStore &metadata, const std::string &repository, const std::string &database,
+                              const MergeOptions &options, const MetadataStore::MergeRecord &record) {
+	auto input = [&](const char *name, int64_t id) {
+		return JsonText(name) + ": {\"snapshot_id\": " + std::to_string(id) +
+		       ", \"content_root\": " + JsonText(SnapshotContentRoot(metadata, repository, database, id)) + "}";
+	};
+	auto operation = record.arguments.substr(0, record.arguments.find('|'));
+	return "{\"algorithm\": \"differential-three-way-cell-1\", \"operation\": " + JsonText(operation) +
+	       ", \"request_id\": " + (record.request_id.empty() ? std::string("null") : JsonText(record.request_id)) +
+	       ", \"schema_mode\": " + JsonText(SchemaModeName(options.schema_mode)) + ", " +
+	       input("base", record.base_snapshot_id) + ", " + input("ours", record.ours_snapshot_id) + ", " +
+	       input("theirs", record.theirs_snapshot_id) + "}";
+}
+
 //! Compares, stages and publishes a merge whose both sides changed since the base.
 static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
                             const std::string &database, const std::string &destination, bool create_destination,
@@ -287,6 +322,7 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 		         "request_id. Nothing was merged.");
 	}
 	session.FinishStaging();
+	record.extra_info = Provenance(metadata, repository, database, options, record);
 	result.timings.application_ms = session.application_ms;
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase("publication", 95);

@@ -39,6 +39,24 @@ std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::str
 	return chunks;
 }
 
+std::string SnapshotContentRoot(MetadataStore &metadata, const std::string &repository, const std::string &database,
+                                int64_t snapshot_id) {
+	FileAddress file;
+	file.repository = repository;
+	file.database = database;
+	file.snapshot_id = snapshot_id;
+	file.file_name = MAIN_FILE_NAME;
+	StoredFile stored;
+	if (!metadata.LoadFile(file, stored)) {
+		return "";
+	}
+	std::string bytes(reinterpret_cast<const char *>(&stored.length), sizeof(stored.length));
+	for (auto &page : stored.pages) {
+		bytes.append(reinterpret_cast<const char *>(page.data()), page.size());
+	}
+	return HashToHex(Sha256(bytes.data(), bytes.size()));
+}
+
 TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
                             const std::vector<Hash256> &chunks) {
 	TableLayout layout;

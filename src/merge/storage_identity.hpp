@@ -18,6 +18,11 @@ namespace differential {
 std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
                                          const std::string &database, int64_t snapshot_id);
 
+//! The content root of a snapshot's database file: SHA-256 over its length and the hashes of its index
+//! pages, as hex. Equal roots mean byte-identical files.
+std::string SnapshotContentRoot(MetadataStore &metadata, const std::string &repository, const std::string &database,
+                                int64_t snapshot_id);
+
 //! A table's storage, row group by row group, as comparable text: the group's first rowid, every
 //! column segment's layout and statistics, the hashes of the blocks it reads, and the group's live
 //! row count. Row group i holds rowids [starts[i], starts[i + 1]). Not `known` when it cannot vouch

@@ -65,7 +65,7 @@ SnapshotRecord MetadataStore::RestoreBranch(const std::string &database, const s
 	}
 	auto now = NowMicros();
 	auto message = "restored from snapshot " + std::to_string(snapshot_id);
-	db.Prepare("INSERT INTO snapshots VALUES (?, ?, NULL, NULL, ?, ?, ?, ?)")
+	db.Prepare("INSERT INTO snapshots VALUES (?, ?, NULL, NULL, ?, ?, ?, ?, NULL)")
 	    .Bind(1, database_id)
 	    .Bind(2, new_id)
 	    .Bind(3, message)

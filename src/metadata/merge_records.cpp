@@ -278,13 +278,14 @@ int64_t MetadataStore::PublishMerge(const std::string &database, const std::stri
 	                                           record.ours_snapshot_id, record.ours_snapshot_id);
 	auto message = "merge of snapshot " + std::to_string(record.theirs_snapshot_id) + " into snapshot " +
 	               std::to_string(record.ours_snapshot_id) + " (base " + std::to_string(record.base_snapshot_id) + ")";
-	db.Prepare("INSERT INTO snapshots VALUES (?, ?, NULL, NULL, ?, ?, ?, ?)")
+	db.Prepare("INSERT INTO snapshots VALUES (?, ?, NULL, NULL, ?, ?, ?, ?, ?)")
 	    .Bind(1, database_id)
 	    .Bind(2, snapshot_id)
 	    .Bind(3, message)
 	    .Bind(4, NowMicros())
 	    .Bind(5, destination)
 	    .Bind(6, root_id)
+	    .Bind(7, record.extra_info)
 	    .Run();
 	int64_t ordinal = 0;
 	// Merging a snapshot with itself records it once as the parent.

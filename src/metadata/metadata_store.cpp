@@ -150,6 +150,7 @@ ALTER TABLE merge_requests ADD COLUMN aborted_by TEXT;
 UPDATE merge_requests SET operation_id = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-' ||
     hex(randomblob(2)) || '-' || hex(randomblob(2)) || '-' || hex(randomblob(6))) WHERE operation_id IS NULL;
 CREATE UNIQUE INDEX merge_requests_by_operation ON merge_requests(operation_id);
+ALTER TABLE snapshots ADD COLUMN commit_extra_info TEXT;
 CREATE TABLE merge_resolutions(
     database_id INTEGER NOT NULL,
     request_id TEXT NOT NULL,
@@ -756,7 +757,7 @@ SnapshotRecord MetadataStore::CreateSnapshot(const std::string &database, const 
 		}
 	}
 	auto now = NowMicros();
-	auto insert = db.Prepare("INSERT INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+	auto insert = db.Prepare("INSERT INTO snapshots VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)");
 	insert.Bind(1, database_id).Bind(2, snapshot_id);
 	req.name ? insert.Bind(3, *req.name) : insert.BindNull(3);
 	req.author ? insert.Bind(4, *req.author) : insert.BindNull(4);
@@ -799,7 +800,7 @@ SnapshotRecord MetadataStore::CreateSnapshot(const std::string &database, const 
 static const char *SNAPSHOT_COLUMNS =
     "SELECT s.snapshot_id, s.snapshot_name, s.author, s.commit_message, s.created_at_us, s.branch_name, s.root_id, "
     "(SELECT group_concat(parent_snapshot_id) FROM snapshot_parents p WHERE p.database_id = s.database_id AND "
-    "p.snapshot_id = s.snapshot_id) FROM snapshots s JOIN databases d USING (database_id) ";
+    "p.snapshot_id = s.snapshot_id), s.commit_extra_info FROM snapshots s JOIN databases d USING (database_id) ";
 
 SnapshotRecord MetadataStore::ReadSnapshotRow(SqliteStatement &stmt) {
 	SnapshotRecord r;
@@ -820,6 +821,7 @@ SnapshotRecord MetadataStore::ReadSnapshotRow(SqliteStatement &stmt) {
 		r.parents.push_back(std::stoll(parents.substr(pos, comma - pos)));
 		pos = comma == std::string::npos ? parents.size() : comma + 1;
 	}
+	r.extra_info = stmt.Text(8);
 	return r;
 }
 

@@ -51,6 +51,8 @@ struct SnapshotRecord {
 	std::string branch_name;
 	int64_t root_id = 0;
 	std::vector<int64_t> parents;
+	//! commit_extra_info: JSON provenance of a merge snapshot, empty otherwise.
+	std::string extra_info;
 };
 
 struct SnapshotRequest {
@@ -140,6 +142,8 @@ public:
 		std::string last_error;
 		//! The request id of the abort that ended it.
 		std::string aborted_by;
+		//! Provenance stored with a merge snapshot as its commit_extra_info (JSON).
+		std::string extra_info;
 	};
 	std::optional<MergeRecord> FindMergeRequest(const std::string &database, const std::string &request_id);
 	//! Records a failed attempt: the request stays pending with its (frozen) inputs and the error,

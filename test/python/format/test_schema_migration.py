@@ -19,6 +19,7 @@ def downgrade_to_schema_2(repository):
         ALTER TABLE merge_requests DROP COLUMN time_zone;
         ALTER TABLE merge_requests DROP COLUMN calendar;
         ALTER TABLE merge_requests DROP COLUMN aborted_by;
+        ALTER TABLE snapshots DROP COLUMN commit_extra_info;
         UPDATE repository_meta SET value = '2' WHERE key = 'schema_version';
     """)
     db.commit()

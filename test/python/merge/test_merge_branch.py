@@ -358,3 +358,25 @@ def test_pending_retry_uses_frozen_inputs(con):
     # A new request sees the new head and merges.
     assert con.execute("SELECT merge_action, ours_snapshot_id FROM differential_merge_branch("
                        "'retail', 'main', 'cleanup', 'main', request_id => 'r2')").fetchone() == ("merged", 5)
+
+
+def test_merge_snapshot_records_its_provenance(con):
+    """The spec: a merge snapshot's commit_extra_info records the merge algorithm, the operation and all
+    three inputs with their content roots."""
+    import json
+    retail(con)
+    con.execute("DETACH retail")
+    con.execute("SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'm')")
+    info = json.loads(scalar(con, "SELECT commit_extra_info FROM differential_snapshots('retail') WHERE snapshot_id = 4"))
+    assert info["algorithm"] == "differential-three-way-cell-1"
+    assert info["operation"] == "merge_branch" and info["request_id"] == "m" and info["schema_mode"] == "strict"
+    assert [info[side]["snapshot_id"] for side in ("base", "ours", "theirs")] == [1, 3, 2]
+    roots = [info[side]["content_root"] for side in ("base", "ours", "theirs")]
+    assert all(len(r) == 64 for r in roots) and len(set(roots)) == 3, roots
+    # Ordinary snapshots have none; a root names a snapshot's content, the same in every merge that reads it.
+    assert scalar(con, "SELECT count(commit_extra_info) FROM differential_snapshots('retail') WHERE snapshot_id < 4") == 0
+    con.execute("SELECT * FROM differential_merge_snapshots('retail', 1, 3, 2, 'replayed')")
+    again = json.loads(scalar(con, "SELECT commit_extra_info FROM differential_snapshots('retail') "
+                                   "WHERE branch_name = 'replayed'"))
+    assert again["operation"] == "merge_snapshots" and again["request_id"] is None
+    assert [again[side]["content_root"] for side in ("base", "ours", "theirs")] == roots

@@ -43,6 +43,24 @@ static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::strin
 	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
 }
 
+using MergeRunner =
+    std::function<MergeBranchResult(ClientContext &context, const Repository &repository, MergeOptions &options)>;
+
+//! Binds the shared merge options; the merge runs at execution, in autocommit mode only.
+static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionBindInput &input,
+                                          vector<LogicalType> &types, vector<Identifier> &names,
+                                          const std::optional<std::string> &request_id, MergeRunner run) {
+	auto options = ReadMergeOptions(context, input);
+	return BindRows(
+	    RESULT_COLUMNS,
+	    [options, request_id, run](ClientContext &context) mutable {
+		    RequireAutoCommit(context);
+		    ReadSessionSettings(context, options);
+		    return ResultRow(run(context, *CurrentRepository(context), options), request_id);
+	    },
+	    types, names, options.progress);
+}
+
 static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunctionBindInput &input,
                                               vector<LogicalType> &types, vector<Identifier> &names) {
 	MergeSnapshotsRequest request;
@@ -57,51 +75,19 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunct
 	if (request.request_id) {
 		ValidateName("request", *request.request_id);
 	}
-	auto options = ReadMergeOptions(context, input);
-	return BindRows(
-	    RESULT_COLUMNS,
-	    [request, options](ClientContext &context) mutable {
-		    RequireAutoCommit(context);
-		    ReadSessionSettings(context, options);
-		    auto repository = CurrentRepository(context);
-		    return ResultRow(MergeSnapshots(*context.db, *repository->metadata, repository->root, request, options),
-		                     request.request_id);
-	    },
-	    types, names, options.progress);
+	return BindMerge(context, input, types, names, request.request_id,
+	                 [request](ClientContext &context, const Repository &repository, MergeOptions &options) {
+		                 return MergeSnapshots(*context.db, *repository.metadata, repository.root, request, options);
+	                 });
 }
 
 static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
-	MergeBranchRequest request;
-	request.database = StringArgument(input, 0, "database name");
-	request.target = StringArgument(input, 1, "target branch");
-	request.source = StringArgument(input, 2, "source branch");
-	request.destination = StringArgument(input, 3, "destination branch");
-	ValidateName("database", request.database);
-	for (auto name : {&request.target, &request.source}) {
-		ValidateName("branch", *name);
-	}
-	if (request.destination != request.target) {
-		ValidateNewBranchName(request.destination);
-	}
-	request.request_id = NamedString(input, "request_id");
-	if (request.request_id) {
-		ValidateName("request", *request.request_id);
-	}
-	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
-	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
-	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
-	auto options = ReadMergeOptions(context, input);
-	return BindRows(
-	    RESULT_COLUMNS,
-	    [request, options](ClientContext &context) mutable {
-		    RequireAutoCommit(context);
-		    ReadSessionSettings(context, options);
-		    auto repository = CurrentRepository(context);
-		    return ResultRow(MergeBranch(*context.db, *repository->metadata, repository->root, request, options),
-		                     request.request_id);
-	    },
-	    types, names, options.progress);
+	auto request = ReadMergeBranchRequest(input);
+	return BindMerge(context, input, types, names, request.request_id,
+	                 [request](ClientContext &context, const Repository &repository, MergeOptions &options) {
+		                 return MergeBranch(*context.db, *repository.metadata, repository.root, request, options);
+	                 });
 }
 
 TableFunction MergeSnapshotsFunction() {
@@ -119,9 +105,7 @@ TableFunction MergeBranchFunction() {
 	    "differential_merge_branch",
 	    {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR}, TranslatedBind<Bind>);
 	function.GetSignature().AddKeywordOnly("request_id", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
-	for (auto name : {"expected_base_snapshot_id", "expected_ours_snapshot_id", "expected_theirs_snapshot_id"}) {
-		function.GetSignature().AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
-	}
+	AddExpectedSnapshotGuards(function);
 	AddMergeOptions(function, MergeOptionSet::MERGE);
 	return function;
 }

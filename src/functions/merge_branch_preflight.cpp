@@ -13,21 +13,7 @@ using namespace duckdb;
 
 static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
-	MergeBranchRequest request;
-	request.database = StringArgument(input, 0, "database name");
-	request.target = StringArgument(input, 1, "target branch");
-	request.source = StringArgument(input, 2, "source branch");
-	request.destination = StringArgument(input, 3, "destination branch");
-	ValidateName("database", request.database);
-	for (auto name : {&request.target, &request.source, &request.destination}) {
-		ValidateName("branch", *name);
-	}
-	if (request.destination != request.target) {
-		ValidateNewBranchName(request.destination);
-	}
-	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
-	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
-	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
+	auto request = ReadMergeBranchRequest(input);
 	auto options = ReadMergeOptions(context, input);
 	return BindRows(
 	    {{"ready", LogicalType::BOOLEAN},
@@ -58,9 +44,7 @@ TableFunction MergeBranchPreflightFunction() {
 	auto function = MakeRowsFunction(
 	    "differential_merge_branch_preflight",
 	    {LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR, LogicalType::VARCHAR}, TranslatedBind<Bind>);
-	for (auto name : {"expected_base_snapshot_id", "expected_ours_snapshot_id", "expected_theirs_snapshot_id"}) {
-		function.GetSignature().AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
-	}
+	AddExpectedSnapshotGuards(function);
 	AddMergeOptions(function, MergeOptionSet::PREFLIGHT);
 	return function;
 }

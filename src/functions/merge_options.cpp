@@ -2,6 +2,7 @@
 #include "functions/merge_options.hpp"
 
 #include "common/errors.hpp"
+#include "common/names.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "functions/rows_function.hpp"
 
@@ -24,6 +25,35 @@ void AddMergeOptions(TableFunction &function, MergeOptionSet set) {
 		signature.AddKeywordOnly("conflict_limit", LogicalType::BIGINT, Value(LogicalType::BIGINT));
 		signature.AddKeywordOnly("conflict_offset", LogicalType::BIGINT, Value(LogicalType::BIGINT));
 	}
+}
+
+void AddExpectedSnapshotGuards(TableFunction &function) {
+	for (auto name : {"expected_base_snapshot_id", "expected_ours_snapshot_id", "expected_theirs_snapshot_id"}) {
+		function.GetSignature().AddKeywordOnly(name, LogicalType::BIGINT, Value(LogicalType::BIGINT));
+	}
+}
+
+MergeBranchRequest ReadMergeBranchRequest(TableFunctionBindInput &input) {
+	MergeBranchRequest request;
+	request.database = StringArgument(input, 0, "database name");
+	request.target = StringArgument(input, 1, "target branch");
+	request.source = StringArgument(input, 2, "source branch");
+	request.destination = StringArgument(input, 3, "destination branch");
+	ValidateName("database", request.database);
+	for (auto name : {&request.target, &request.source}) {
+		ValidateName("branch", *name);
+	}
+	if (request.destination != request.target) {
+		ValidateNewBranchName(request.destination);
+	}
+	request.request_id = NamedString(input, "request_id");
+	if (request.request_id) {
+		ValidateName("request", *request.request_id);
+	}
+	request.expected_base = NamedInteger(input, "expected_base_snapshot_id");
+	request.expected_ours = NamedInteger(input, "expected_ours_snapshot_id");
+	request.expected_theirs = NamedInteger(input, "expected_theirs_snapshot_id");
+	return request;
 }
 
 static int64_t NonNegative(TableFunctionBindInput &input, const std::string &name, int64_t fallback) {

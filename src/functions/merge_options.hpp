@@ -10,6 +10,11 @@ namespace differential {
 enum class MergeOptionSet { MERGE, PREVIEW, PREFLIGHT };
 
 void AddMergeOptions(duckdb::TableFunction &function, MergeOptionSet set);
+//! The expected_*_snapshot_id guards of differential_merge_branch and its preflight.
+void AddExpectedSnapshotGuards(duckdb::TableFunction &function);
+//! The arguments differential_merge_branch and its preflight share: database, target, source,
+//! destination, the guards and (where declared) request_id, validated.
+MergeBranchRequest ReadMergeBranchRequest(duckdb::TableFunctionBindInput &input);
 //! Reads the options at bind; resolution table names resolve in the caller's session.
 MergeOptions ReadMergeOptions(duckdb::ClientContext &context, duckdb::TableFunctionBindInput &input);
 //! Fills what comes from the session running the call: TimeZone, Calendar, the concurrency limit.

@@ -107,13 +107,17 @@ static bool Trivial(const MergeBranchResult &inputs) {
 	return inputs.base == inputs.theirs || inputs.base == inputs.ours;
 }
 
-//! The heads of both branches and their base; refuses unknown names and missing or ambiguous bases.
-static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
-                                      const std::string &source) {
+static void RequireDatabase(MetadataStore &metadata, const std::string &database) {
 	if (!metadata.FindDatabase(database)) {
 		Fail(ErrorKind::NOT_FOUND, "database_not_found",
 		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
 	}
+}
+
+//! The heads of both branches and their base; refuses unknown names and missing or ambiguous bases.
+static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
+                                      const std::string &source) {
+	RequireDatabase(metadata, database);
 	MergeBranchResult result;
 	for (auto pair : {std::make_pair(&target, &result.ours), std::make_pair(&source, &result.theirs)}) {
 		auto branch = metadata.FindBranch(database, *pair.first);
@@ -482,11 +486,7 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
                                  const std::string &repository, const MergeSnapshotsRequest &request,
                                  const MergeOptions &options) {
 	auto selection_start = Clock::now();
-	if (!metadata.FindDatabase(request.database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
-		     "Database " + QuoteName(request.database) +
-		         " does not exist. List databases with differential_databases().");
-	}
+	RequireDatabase(metadata, request.database);
 	auto arguments = request.Canonical() + options.Canonical();
 	auto prior = LookupRequest(metadata, request.database, request.request_id, arguments);
 	if (prior.completed) {
@@ -567,10 +567,7 @@ MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStor
 MergePreview PreviewMergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                                    const std::string &repository, const std::string &database, int64_t base,
                                    int64_t ours, int64_t theirs, const MergeOptions &options) {
-	if (!metadata.FindDatabase(database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
-		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
-	}
+	RequireDatabase(metadata, database);
 	RequireKeptInputs(metadata, database, {base, ours, theirs});
 	MergeBranchResult inputs;
 	inputs.base = base;

@@ -12,6 +12,7 @@
 #include "merge/merge_sql.hpp"
 #include "merge/storage_identity.hpp"
 #include "merge/typed_value.hpp"
+#include "storage/chunk_geometry.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -219,6 +220,8 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 	}
 	auto values = table.ValueColumns();
 	auto nk = table.key.size();
+	auto detail_type = ConflictDetailType();
+	auto cell_type = duckdb::ListType::GetChildType(duckdb::StructType::GetChildType(detail_type, 6));
 	for (auto &row : QueryRows(connection, ConflictQuery(table, decisions, limit, offset))) {
 		duckdb::vector<Value> key;
 		for (size_t i = 0; i < nk; i++) {
@@ -238,8 +241,7 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 				                               {"theirs", MakeTypedValue(values[i], row.GetBaseValue(at + 2))}}));
 			}
 		}
-		auto detail_type = ConflictDetailType();
-		auto cell_type = duckdb::ListType::GetChildType(duckdb::StructType::GetChildType(detail_type, 6));
+
 		out.push_back(Value::STRUCT(detail_type, {Value::LIST(TypedValueType(), key), row.GetBaseValue(nk + 3), columns,
 		                                          row.GetBaseValue(nk), row.GetBaseValue(nk + 1),
 		                                          row.GetBaseValue(nk + 2), Value::LIST(cell_type, cells)}));
@@ -415,6 +417,13 @@ void MergeSession::FindUnchangedStorage(std::vector<InputReads> &reads) {
 	bool theirs_descends = IsStorageAncestor(graph, inputs.base, inputs.theirs);
 	if (!ours_descends && !theirs_descends) {
 		return;
+	}
+	// Chunk k holds block k - 1 only at DuckDB's default block size.
+	for (auto alias : {base, ours, theirs}) {
+		if (Scalar(*connection, "SELECT block_size FROM pragma_database_size() WHERE database_name = " +
+		                            SqlLiteral(alias)) != int64_t(CHUNK_SIZE)) {
+			return;
+		}
 	}
 	auto base_chunks = SnapshotChunkHashes(metadata, repository, database, inputs.base);
 	std::vector<Hash256> ours_chunks, theirs_chunks;

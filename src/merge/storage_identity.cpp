@@ -14,21 +14,26 @@
 #include "storage/index_page.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <set>
 
 namespace differential {
 
-std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
-                                         const std::string &database, int64_t snapshot_id) {
+//! A snapshot's database file as the metadata stores it; false when the snapshot has none.
+static bool LoadSnapshotFile(MetadataStore &metadata, const std::string &repository, const std::string &database,
+                             int64_t snapshot_id, StoredFile &stored) {
 	FileAddress file;
 	file.repository = repository;
 	file.database = database;
 	file.snapshot_id = snapshot_id;
 	file.file_name = MAIN_FILE_NAME;
+	return metadata.LoadFile(file, stored);
+}
+
+std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
+                                         const std::string &database, int64_t snapshot_id) {
 	StoredFile stored;
 	std::vector<Hash256> chunks;
-	if (!metadata.LoadFile(file, stored)) {
+	if (!LoadSnapshotFile(metadata, repository, database, snapshot_id, stored)) {
 		return chunks;
 	}
 	for (auto &page : stored.pages) {
@@ -41,13 +46,8 @@ std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::str
 
 std::string SnapshotContentRoot(MetadataStore &metadata, const std::string &repository, const std::string &database,
                                 int64_t snapshot_id) {
-	FileAddress file;
-	file.repository = repository;
-	file.database = database;
-	file.snapshot_id = snapshot_id;
-	file.file_name = MAIN_FILE_NAME;
 	StoredFile stored;
-	if (!metadata.LoadFile(file, stored)) {
+	if (!LoadSnapshotFile(metadata, repository, database, snapshot_id, stored)) {
 		return "";
 	}
 	std::string bytes(reinterpret_cast<const char *>(&stored.length), sizeof(stored.length));
@@ -61,14 +61,7 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
                             const std::vector<Hash256> &chunks) {
 	TableLayout layout;
 	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
-	int64_t block_size = 0;
-	for (auto &row : QueryRows(connection, "SELECT block_size FROM pragma_database_size() WHERE database_name = " +
-	                                           SqlLiteral(alias))) {
-		block_size = row.GetBaseValue(0).GetValue<int64_t>();
-	}
-	if (block_size != int64_t(CHUNK_SIZE)) {
-		return layout;
-	}
+
 	// A block the file does not hold cannot be vouched for: the layout is then unknown.
 	bool vouched = true;
 	auto block_hash = [&](int64_t block) {

@@ -26,7 +26,7 @@ std::string SnapshotContentRoot(MetadataStore &metadata, const std::string &repo
 //! A table's storage, row group by row group, as comparable text: the group's first rowid, every
 //! column segment's layout and statistics, the hashes of the blocks it reads, and the group's live
 //! row count. Row group i holds rowids [starts[i], starts[i + 1]). Not `known` when it cannot vouch
-//! for the table (segments held in memory, blocks of another size than a chunk): such a table counts
+//! for the table (segments held in memory, blocks the file does not hold): such a table counts
 //! as changed everywhere.
 struct TableLayout {
 	bool known = false;

@@ -7,6 +7,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 commit=$("$VENV/bin/python" -c "import json;print(json.load(open('$DUCKDB_SRC/duckdb_packaging/build_info.json'))['duckdb_commit'])")
 targets=("$@"); ((${#targets[@]})) || targets=(differential_loadable_extension)
 mkdir -p "$DUCKDB_BUILD"
+# One build at a time per tree: two ninja runs in one tree corrupt it.
+exec 9>"$DUCKDB_BUILD.lock"
+flock 9
 # Reconfigure when this checkout is not the one the tree was configured for (CI clones elsewhere).
 if [ ! -f "$DUCKDB_BUILD/build.ninja" ] || ! grep -qs "DUCKDB_EXTENSION_CONFIGS:.*=$REPO_ROOT/extension_config.cmake$" "$DUCKDB_BUILD/CMakeCache.txt"; then
   log "configuring DuckDB $DUCKDB_VERSION ($commit) in $DUCKDB_BUILD"

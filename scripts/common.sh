@@ -4,7 +4,9 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DUCKDB_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/DUCKDB_VERSION")"
 CACHE_ROOT="${DIFFERENTIAL_CACHE:-$HOME/.cache/differential}"
 DUCKDB_SRC="$CACHE_ROOT/duckdb-$DUCKDB_VERSION"            # the unpacked PyPI sdist
-DUCKDB_BUILD="$CACHE_ROOT/build-$DUCKDB_VERSION-release"   # DuckDB's build tree, reused across checkouts
+# DuckDB's build tree, reused across checkouts; DIFFERENTIAL_BUILD_DIR gives a second checkout its own
+# (ccache, shared through CACHE_ROOT, makes that second tree cheap).
+DUCKDB_BUILD="${DIFFERENTIAL_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-release}"
 VENV="$REPO_ROOT/.venv"
 EXTENSION_OUT="$REPO_ROOT/build/release/differential.duckdb_extension"
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"

@@ -111,17 +111,17 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		auto repository = OpenRepository(repository_path.empty() ? RepositorySetting(context)
 		                                                         : NormalizeRepositoryPath(repository_path));
 		auto &metadata = *repository->metadata;
-		if (!metadata.FindDatabase(database)) {
+		if (!metadata.history.FindDatabase(database)) {
 			if (read_only || branch != "main") {
 				Fail(ErrorKind::NOT_FOUND, "database_not_found",
 				     "Database " + QuoteName(database) + " does not exist in the repository " + repository->root +
 				         ". Create it with ATTACH 'differential:" + database +
 				         "' (read-write, main branch), or list databases with differential_databases().");
 			}
-			metadata.EnsureDatabase(database);
+			metadata.history.EnsureDatabase(database);
 		}
 		if (snapshot_id >= 0) {
-			if (!metadata.FindSnapshot(database, snapshot_id)) {
+			if (!metadata.history.FindSnapshot(database, snapshot_id)) {
 				Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 				     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
 				         ". List its snapshots with differential_snapshots('" + database + "').");
@@ -129,7 +129,7 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 			info.path = SnapshotPath(repository->root, database, snapshot_id);
 			branch.clear();
 		} else {
-			if (!metadata.FindBranch(database, branch)) {
+			if (!metadata.history.FindBranch(database, branch)) {
 				Fail(ErrorKind::NOT_FOUND, "branch_not_found",
 				     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch) +
 				         ". Create it with differential_create_branch('" + database + "', '" + branch +

@@ -1,5 +1,5 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: demo test build unit bench format format-check clean
+.PHONY: demo test build unit bench format format-check check clean
 
 demo:
 	bash scripts/demo.sh
@@ -15,6 +15,10 @@ bench:
 
 format:
 	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+
+check:
+	python3 scripts/check_layers.py
+	python3 scripts/check_sizes.py
 
 format-check:
 	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror

@@ -62,13 +62,21 @@ def test_src_passes_the_size_check():
     assert result.returncode == 0, result.stdout
 
 
-def test_a_long_function_fails_the_size_check(tmp_path):
-    root = tmp_path / "src"
-    (root / "common").mkdir(parents=True)
-    body = "\n".join(f"\tcount += {i};" for i in range(80))
+def write_function(root, lines):
+    """A file whose one function spans exactly `lines` lines, signature and closing brace included."""
+    (root / "common").mkdir(parents=True, exist_ok=True)
+    body = "\n".join(f"\tcount += {i};" for i in range(lines - 3))
     (root / "common" / "long.cpp").write_text(
-        f"// A function one line too long.\nnamespace differential {{\n\nint Long() {{\n\tint count = 0;\n{body}\n"
-        "\treturn count;\n}\n\n} // namespace differential\n")
+        f"// A function of {lines} lines.\nnamespace differential {{\n\nint Long() {{\n\tint count = 0;\n{body}\n}}\n\n"
+        "} // namespace differential\n")
+
+
+def test_the_size_check_draws_the_line_at_80(tmp_path):
+    root = tmp_path / "src"
+    write_function(root, 80)
+    result = run_check("check_sizes.py", root)
+    assert result.returncode == 0, result.stdout
+    write_function(root, 81)
     result = run_check("check_sizes.py", root)
     assert result.returncode == 1
-    assert "common/long.cpp:4: a function of 83 lines" in result.stdout
+    assert "common/long.cpp:4: a function of 81 lines (at most 80)" in result.stdout

@@ -1,6 +1,5 @@
-"""Catalog planning of names DuckDB treats as one object: a view and a table of one name, and names
-that differ only in case. Each case states whether the merge succeeds (and its result) or which
-[differential:<code>] refuses it."""
+"""Catalog planning of names DuckDB treats as one object (a view and a table of one name, names that
+differ only in case): each case says whether the merge succeeds, and with what, or which code refuses it."""
 import pytest
 
 from differential_testing import refused, repository_state
@@ -49,31 +48,34 @@ def test_a_table_and_a_view_added_with_one_name_are_a_schema_conflict(con):
 
 
 # DuckDB identifiers are case-insensitive, so names differing only in case are one object to the
-# merge (MERGES.md §12). Each case: base, ours, theirs, schema mode, the preview's (object_name,
-# schema_conflicts) rows, and the expected result: ("merged", SQL that reads the result, its rows)
-# or ("refused", code).
+# merge (MERGES.md §12), never two that collide when the result is built. Each case: base, ours,
+# theirs, schema mode, and the outcome: ("merged", SQL reading the result, its rows, the table's
+# column names) or ("refused", code).
 CASE_CLASHES = {
-    # Both sides add a table with one definition: one table, holding both sides' rows.
+    # Both sides add one table, spelled Foo and foo: one table, whose definitions (their CREATE
+    # statements, which spell the name) differ, so a schema conflict refuses the merge.
     "table_added_on_both_sides": (
         ["CREATE TABLE t (id INTEGER PRIMARY KEY)"],
         ["CREATE TABLE Foo (id INTEGER PRIMARY KEY, v VARCHAR)", "INSERT INTO Foo VALUES (1, 'x')"],
         ["CREATE TABLE foo (id INTEGER PRIMARY KEY, v VARCHAR)", "INSERT INTO foo VALUES (2, 'y')"],
         "additive",
-        ("merged", "FROM s.foo ORDER BY id", [(1, "x"), (2, "y")])),
-    # Both sides add one nullable column: one column, holding both sides' values.
+        ("refused", "merge_schema_conflict")),
+    # Both sides add one nullable column, spelled Note and note: one column (named as ours spells
+    # it), holding both sides' values.
     "column_added_on_both_sides": (
         ["CREATE TABLE t (id INTEGER PRIMARY KEY, v VARCHAR)", "INSERT INTO t VALUES (1, 'a'), (2, 'b')"],
         ["ALTER TABLE t ADD COLUMN Note VARCHAR", "UPDATE t SET Note = 'o' WHERE id = 1"],
         ["ALTER TABLE t ADD COLUMN note VARCHAR", "UPDATE t SET note = 't' WHERE id = 2"],
         "additive",
-        ("merged", "SELECT id, v, note FROM s.t ORDER BY id", [(1, "a", "o"), (2, "b", "t")])),
+        ("merged", "SELECT id, v, note FROM s.t ORDER BY id", [(1, "a", "o"), (2, "b", "t")],
+         ["id", "v", "Note"])),
     # Theirs renames a column by case only: the same column, so nothing changed on theirs' side.
     "column_renamed_by_case": (
         ["CREATE TABLE t (id INTEGER PRIMARY KEY, Note VARCHAR)", "INSERT INTO t VALUES (1, 'a'), (2, 'b')"],
         ["INSERT INTO t VALUES (3, NULL)"],
         ["ALTER TABLE t RENAME COLUMN Note TO note"],
         "catalog",
-        ("merged", "SELECT id, note FROM s.t ORDER BY id", [(1, "a"), (2, "b"), (3, None)])),
+        ("merged", "SELECT id, note FROM s.t ORDER BY id", [(1, "a"), (2, "b"), (3, None)], ["id", "Note"])),
 }
 
 
@@ -84,6 +86,7 @@ def test_names_differing_only_in_case_are_one_object(con, case):
     options = {"schema_mode": f"'{mode}'"}
     if expected[0] == "refused":
         code = expected[1]
+        assert rows(con, preview_sql("sum(schema_conflicts)::BIGINT", **options)) == [(1,)]
         assert rows(con, preflight_sql("ready, split_part(issues, ':', 1)", **options)) == [(False, code)]
         before = repository_state(con)
         refused(con, merge_sql(**options), code)
@@ -93,6 +96,7 @@ def test_names_differing_only_in_case_are_one_object(con, case):
     assert rows(con, preview_sql("sum(conflicts + schema_conflicts)::BIGINT", **options)) == [(0,)]
     assert rows(con, preflight_sql("ready, issues", **options)) == [(True, None)]
     assert rows(con, merge_sql(**options)) == [("main", 4, "merged")]
-    _, query, result = expected
+    _, query, result, columns = expected
     con.execute("ATTACH 'differential:shop' AS s (READ_ONLY)")
     assert rows(con, query) == result
+    assert [r[0] for r in rows(con, "DESCRIBE s.t")] == columns

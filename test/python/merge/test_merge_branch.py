@@ -141,8 +141,11 @@ def test_dirty_target_and_other_refusals(con):
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'cleanup')", "branch_exists")
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'a/b')", "invalid_name")
     assert repository_state(con) == before
-    # A merge into a new branch does not need a clean target.
+    # A merge into a new branch does not need a clean target: it merges main's snapshot 3, without
+    # order 8, which no snapshot holds yet.
     assert con.execute("SELECT merge_action FROM differential_merge_branch('retail', 'main', 'cleanup', 'side')").fetchone()[0] == "created_branch"
+    con.execute("ATTACH 'differential:retail' AS side (BRANCH 'side', READ_ONLY)")
+    assert rows(con, "side.orders") == MERGED
 
 
 def test_tables_without_primary_key_are_unsupported(con):

@@ -1,7 +1,10 @@
 """differential_merge_branch on the 1.1 specification's retail walkthrough, and its refusals."""
+import json
+import textwrap
+
 import pytest
 
-from differential_testing import refused, repository_state, scalar
+from differential_testing import refused, repository_state, run_python, scalar
 
 ORDERS = """CREATE TABLE retail.orders (
     order_id INTEGER PRIMARY KEY,
@@ -138,8 +141,11 @@ def test_dirty_target_and_other_refusals(con):
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'cleanup')", "branch_exists")
     refused(con, "SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', request_id => 'a/b')", "invalid_name")
     assert repository_state(con) == before
-    # A merge into a new branch does not need a clean target.
+    # A merge into a new branch does not need a clean target: it merges main's snapshot 3, without
+    # order 8, which no snapshot holds yet.
     assert con.execute("SELECT merge_action FROM differential_merge_branch('retail', 'main', 'cleanup', 'side')").fetchone()[0] == "created_branch"
+    con.execute("ATTACH 'differential:retail' AS side (BRANCH 'side', READ_ONLY)")
+    assert rows(con, "side.orders") == MERGED
 
 
 def test_tables_without_primary_key_are_unsupported(con):
@@ -157,18 +163,18 @@ def test_tables_without_primary_key_are_unsupported(con):
     assert "'t'" in message and "primary key" in message
 
 
-def test_the_same_merge_gives_identical_content(con):
+def test_repeated_merges_give_the_expected_content_with_either_method(con):
+    """The same merge, run again into new branches with the storage shortcut and with the reference
+    method (differential_merge_skip_unchanged = false), gives the spec's merged orders every time."""
     retail(con)
     con.execute("DETACH cleanup")
-    hashes = set()
-    for i in range(4):
-        con.execute(f"SELECT * FROM differential_merge_branch('retail', 'main', 'cleanup', 'result_{i}')").fetchall()
+    for i, shortcut in enumerate(("true", "false", "true", "false")):
+        con.execute(f"SET differential_merge_skip_unchanged = {shortcut}")
+        assert con.execute(f"SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch("
+                           f"'retail', 'main', 'cleanup', 'result_{i}')").fetchall() == [(f"result_{i}", 4 + i, "created_branch")]
         con.execute(f"ATTACH 'differential:retail' AS r{i} (BRANCH 'result_{i}', READ_ONLY)")
-        hashes.add(con.execute(
-            f"SELECT md5(string_agg(columns(*)::VARCHAR, '|' ORDER BY order_id)) FROM r{i}.orders"
-        ).fetchone())
+        assert rows(con, f"r{i}.orders") == MERGED, (i, shortcut)
         con.execute(f"DETACH r{i}")
-    assert len(hashes) == 1
 
 
 def test_spec_preview_block(con):
@@ -188,13 +194,68 @@ def test_spec_preview_block(con):
         "SELECT conflicts, validation_state FROM differential_merge_branch_preview('retail', 'main', 'cleanup')"
     ).fetchall() == [(0, "not_checked")]
     assert repository_state(con) == before
-    # The merge itself reports where its time went.
+
+
+TIMINGS = ["selection_ms", "planning_ms", "comparison_ms", "application_ms", "publication_ms", "target_check_ms"]
+PAUSE_MS = 400
+
+
+def test_merge_reports_where_its_time_went(con, repository):
+    """The merge's timing columns are BIGINT, each measures its own phase, and together they fit in
+    the call. A pause injected at the start of the comparison (DIFFERENTIAL_PAUSE_POINT, another
+    process) must show up in comparison_ms; the phases are disjoint parts of the call, so their sum
+    cannot exceed the call's duration as the caller measures it. A replay reports zero timings."""
+    retail(con)
     con.execute("DETACH retail")
-    timings = con.execute(
-        "SELECT selection_ms, comparison_ms, application_ms, publication_ms, target_check_ms "
-        "FROM differential_merge_branch('retail', 'main', 'cleanup', 'main')"
-    ).fetchone()
-    assert all(t is not None and t >= 0 for t in timings)
+    con.execute("DETACH cleanup")
+    merge = ("SELECT {columns} FROM differential_merge_branch('retail', 'main', 'cleanup', 'main', "
+             "request_id => 'timed')")
+    # Binding does no merge work, so DESCRIBE shows the columns' types and changes nothing.
+    before = repository_state(con)
+    described = con.execute("DESCRIBE " + merge.format(columns=", ".join(TIMINGS))).fetchall()
+    assert [(name, sql_type) for name, sql_type, *_ in described] == [(name, "BIGINT") for name in TIMINGS]
+    assert repository_state(con) == before
+    code = textwrap.dedent(f"""
+        import json, time
+        from differential_testing import connect
+        con = connect({str(repository)!r})
+        sql = {merge.format(columns=", ".join(TIMINGS))!r}
+        started = time.monotonic()
+        timings = con.execute(sql).fetchone()
+        elapsed_ms = (time.monotonic() - started) * 1000
+        replay = con.execute(sql).fetchone()
+        print(json.dumps({{"timings": timings, "elapsed_ms": elapsed_ms, "replay": replay}}))
+    """)
+    out = json.loads(run_python(code, env={"DIFFERENTIAL_PAUSE_POINT": f"merge.comparison:{PAUSE_MS}"}).splitlines()[-1])
+    timings = dict(zip(TIMINGS, out["timings"]))
+    assert all(isinstance(v, int) and v >= 0 for v in timings.values()), timings
+    assert timings["comparison_ms"] >= PAUSE_MS, timings
+    assert sum(timings.values()) <= out["elapsed_ms"], (timings, out["elapsed_ms"])
+    assert out["replay"] == [0] * len(TIMINGS), out["replay"]
+
+
+def test_trivial_merges_report_zero_for_the_phases_they_skip(con, repository):
+    """A fast-forward compares nothing and counts its planning in no column (planning_ms and
+    comparison_ms 0), and a merge into a new destination checks no target (target_check_ms 0). A
+    pause injected at the start of planning (another process) shows that planning_ms does measure
+    planning in the merge that does plan, so the fast-forward's zeros are not just fast phases."""
+    retail(con)
+    con.execute("DETACH retail")
+    con.execute("DETACH cleanup")
+    code = textwrap.dedent(f"""
+        import json
+        from differential_testing import connect
+        con = connect({str(repository)!r})
+        sql = "SELECT merge_action, planning_ms, comparison_ms, target_check_ms FROM differential_merge_branch('retail', {{}})"
+        merged = con.execute(sql.format("'main', 'cleanup', 'reviewed'")).fetchone()
+        forward = con.execute(sql.format("'cleanup', 'reviewed', 'cleanup'")).fetchone()
+        print(json.dumps({{"merged": merged, "forward": forward}}))
+    """)
+    out = json.loads(run_python(code, env={"DIFFERENTIAL_PAUSE_POINT": f"merge.planning:{PAUSE_MS}"}).splitlines()[-1])
+    action, planning_ms, _, target_check_ms = out["merged"]
+    assert (action, target_check_ms) == ("created_branch", 0) and planning_ms >= PAUSE_MS, out
+    # (Its target_check_ms measures a real check of the existing target: no claim on its value.)
+    assert out["forward"][:3] == ["fast_forward", 0, 0], out
 
 
 def test_preview_reports_conflicts_and_invalid_results(con):
@@ -373,6 +434,9 @@ def test_merge_snapshot_records_its_provenance(con):
     assert [info[side]["snapshot_id"] for side in ("base", "ours", "theirs")] == [1, 3, 2]
     roots = [info[side]["content_root"] for side in ("base", "ours", "theirs")]
     assert all(len(r) == 64 for r in roots) and len(set(roots)) == 3, roots
+    # The commit message and the parent edges tell the same story (MERGES.md §11).
+    assert con.execute("SELECT commit_message, parent_snapshot_ids FROM differential_snapshots('retail') "
+                       "WHERE snapshot_id = 4").fetchone() == ("merge of snapshot 2 into snapshot 3 (base 1)", [3, 2])
     # Ordinary snapshots have none; a root names a snapshot's content, the same in every merge that reads it.
     assert scalar(con, "SELECT count(commit_extra_info) FROM differential_snapshots('retail') WHERE snapshot_id < 4") == 0
     con.execute("SELECT * FROM differential_merge_snapshots('retail', 1, 3, 2, 'replayed')")

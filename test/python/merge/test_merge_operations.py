@@ -1,9 +1,10 @@
 """Running merges: status and progress while a merge runs, the concurrency limit, per-call resource
-limits, frozen session settings, and the snapshot preview's conflict paging."""
+limits, frozen session settings, the autocommit requirement, and the snapshot preview's conflict paging."""
 import json
 import textwrap
 
 from differential_testing import refused, repository_state, run_python, scalar
+from three_way import diverge, merge_sql
 
 
 def diverged(con, rows=200, conflicts=0):
@@ -167,7 +168,12 @@ def test_snapshot_preview_pages_conflict_details(con):
 
 def test_max_concurrent_setting_is_checked(con):
     refused(con, "SET differential_merge_max_concurrent = -1", "invalid_argument")
+    con.execute("SET differential_merge_max_concurrent = 3")
+    # The refused value left the accepted one in place; 0 (no limit) is accepted too.
+    refused(con, "SET differential_merge_max_concurrent = -1", "invalid_argument")
+    assert scalar(con, "SELECT current_setting('differential_merge_max_concurrent')") == 3
     con.execute("SET differential_merge_max_concurrent = 0")
+    assert scalar(con, "SELECT current_setting('differential_merge_max_concurrent')") == 0
 
 
 def test_abort_refusals(con):
@@ -238,3 +244,21 @@ def test_the_read_budget_counts_only_what_the_merge_reads(con):
     message = refused(con, "SELECT * FROM differential_merge_branch('wide', 'main', 'side', 'r2', max_rows_read => 400)",
                       "merge_limit_exceeded")
     assert "900 rows" in message, message
+
+
+def test_merge_inside_an_explicit_transaction_is_refused(con):
+    """Merges require autocommit: inside BEGIN a merge would publish a snapshot that the ROLLBACK
+    could not undo. differential_merge_branch refuses with autocommit_required, and after the
+    ROLLBACK nothing has changed."""
+    diverge(con, ["CREATE TABLE t (id INTEGER PRIMARY KEY, v VARCHAR)", "INSERT INTO t VALUES (1, 'a'), (2, 'b')"],
+            ["UPDATE t SET v = 'x' WHERE id = 1"], ["UPDATE t SET v = 'y' WHERE id = 2"])
+    before = repository_state(con)
+    con.execute("BEGIN")
+    try:
+        refused(con, merge_sql(request_id="'in-transaction'"), "autocommit_required")
+    finally:
+        con.execute("ROLLBACK")
+    assert repository_state(con) == before
+    # Nothing is recorded either, and the same request merges once autocommit is back.
+    assert con.execute("SELECT count(*) FROM differential_merge_requests('shop')").fetchone() == (0,)
+    assert con.execute(merge_sql(request_id="'in-transaction'")).fetchall() == [("main", 4, "merged")]

@@ -1,6 +1,9 @@
 """AT (VERSION | TIMESTAMP) on tables of a differential database, on other data than the spec's."""
 import datetime
 
+import duckdb
+import pytest
+
 from differential_testing import refused, scalar
 
 
@@ -30,13 +33,9 @@ def test_versions_read_their_own_state(con):
         )
         == 500
     )
-    # A table that did not exist yet is not found in the older version.
-    refused_message = None
-    try:
+    # A table that did not exist yet is not found in the older version: DuckDB's own catalog error.
+    with pytest.raises(duckdb.CatalogException, match="refunds"):
         con.execute("SELECT * FROM sales.refunds AT (VERSION => 1)")
-    except Exception as error:  # DuckDB's own catalog error: the table is not in that snapshot
-        refused_message = str(error)
-    assert refused_message is not None and "refunds" in refused_message
     assert scalar(con, "SELECT id FROM sales.refunds AT (VERSION => 2)") == 7
 
 
@@ -79,12 +78,9 @@ def test_attach_a_snapshot_read_only(con, repository):
     setup_history(con)
     con.execute("ATTACH 'differential:sales' AS first (SNAPSHOT 1)")
     assert scalar(con, "SELECT count(*) FROM first.orders") == 1000
-    refused_error = None
-    try:
+    # DuckDB's own refusal for a read-only attachment.
+    with pytest.raises(duckdb.InvalidInputException, match='database "first" which is attached in read-only mode'):
         con.execute("DELETE FROM first.orders")
-    except Exception as error:
-        refused_error = str(error)
-    assert refused_error is not None and "read-only" in refused_error.lower()
     assert scalar(con, "SELECT count(*) FROM first.orders") == 1000
 
 

@@ -1,19 +1,23 @@
-"""Adversarial review of the storage shortcut (docs/MERGES.md §10a): every history is merged with the
-shortcut (default) into one new branch and with the reference method (SET
-differential_merge_skip_unchanged = false) into another; both results, every table's content, and
-both previews (without unchanged_sides) must be identical. Tables have 250,000 rows: three row groups
-(122,880 + 122,880 + 4,240).
+"""The storage shortcut (docs/MERGES.md §10a) on targeted histories: with the shortcut and with the
+reference method, each merge must have the outcome its case names, and the same previews."""
+import re
 
-Tests marked FAILS in their docstring show a wrong shortcut:
-* the ancestry check is over the recorded parent edges, but the "deleted set only grows" argument
-  needs storage ancestry: a merged snapshot's storage is ours' only (not theirs'), and a restore
-  snapshot's storage is the restored snapshot's, not the previous head's;
-* a table whose first column has no segment at path [0] (STRUCT, ARRAY, UNION) gets row group sizes
-  of 0: empty rowid ranges, live counts of 0."""
+import duckdb
 import pytest
 
 from differential_testing import scalar
+from expected_merge import expected_digests, table_digests
 
+# Each history is merged with the shortcut (default) into one new branch and with the reference
+# method (SET differential_merge_skip_unchanged = false) into another. A merge that must succeed must
+# give, with both methods, the content computed independently from the three inputs
+# (expected_merge.py); a merge that must fail must fail with the named [differential:<code>] and the
+# same message with both methods. Previews (without unchanged_sides) must be identical.
+#
+# The histories aim at what the shortcut's reasoning needs: storage ancestry (a merge snapshot's
+# file is ours' only, a restore snapshot's the restored one's), equal live counts hiding different
+# deleted rows, and first columns without a segment at path [0] (STRUCT, ARRAY, UNION). Tables have
+# 250,000 rows: three row groups (122,880 + 122,880 + 4,240).
 N = 250_000
 G1 = 122_880  # first id of the second row group
 G2 = 2 * G1  # first id of the last row group
@@ -62,109 +66,127 @@ def run(con, alias, steps):
 
 def content(con, branch):
     attach(con, "result", branch)
-    out = {}
-    for (table,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'result' "
-                                "ORDER BY 1").fetchall():
-        out[table] = con.execute(f"SELECT count(*), md5(coalesce(string_agg(r::VARCHAR, ',' ORDER BY r::VARCHAR), "
-                                 f"'')) FROM result.{table} AS r").fetchone()
-    con.execute("DETACH result")
-    return out
+    try:
+        return table_digests(con, "result")
+    finally:
+        con.execute("DETACH result")
 
 
-def attempt(con, sql):
+MERGED = "created_branch"  # every merge here goes to a new branch
+CONFLICT = "merge_conflict"
+
+
+def outcome(con, sql):
+    """("ok", rows) or ("error", code, message); an error must carry one of our codes."""
     try:
         return ("ok", con.execute(sql).fetchall())
-    except Exception as error:  # a refusal (conflicts, limits) must be the same with both methods
-        return ("error", str(error))
+    except duckdb.Error as error:
+        message = str(error)
+        match = re.match(r"^(?:[A-Za-z ]*Error: )?\[differential:([a-z_]+)\] ", message)
+        assert match, f"not a differential error: {message}"
+        return ("error", match.group(1), message)
 
 
-def compare(con, args="'main', 'side'", kind="branch"):
-    """Previews and merges (into new branches) with both methods; returns the shortcut's unchanged_sides."""
+def compare(con, expected, args="'main', 'side'", kind="branch"):
+    """Previews and merges (into new branches) with both methods. expected is MERGED or the code the
+    merge must fail with. Returns the shortcut's unchanged_sides per table."""
     detach_all(con)
     preview = (f"SELECT * EXCLUDE (unchanged_sides) FROM differential_merge_{kind}_preview('db', {args}) "
                f"ORDER BY object_type, object_name")
-    results = {}
+    previews, merges = {}, {}
     for method, on in (("cut", "true"), ("ref", "false")):
         con.execute(f"SET differential_merge_skip_unchanged = {on}")
-        results[method] = [attempt(con, preview),
-                           attempt(con, f"SELECT merge_action FROM differential_merge_{kind}('db', {args}, '{method}')")]
+        previews[method] = outcome(con, preview)
+        merges[method] = outcome(con, f"SELECT merge_action FROM differential_merge_{kind}('db', {args}, '{method}')")
     con.execute("SET differential_merge_skip_unchanged = true")
-    unchanged = dict(con.execute(f"SELECT table_name, unchanged_sides FROM differential_merge_{kind}_preview("
-                                 f"'db', {args}) WHERE object_type = 'table'").fetchall())
-    assert results["ref"][0][0] == "ok", results["ref"][0]
-    differences = []
-    if results["cut"][1] != results["ref"][1]:
-        differences.append(("merge outcome", results["cut"][1], results["ref"][1]))
-    elif results["ref"][1][0] == "ok":
-        cut, ref = content(con, "cut"), content(con, "ref")
-        differences += [("content", t, cut.get(t), ref.get(t)) for t in sorted(set(cut) | set(ref)) if cut.get(t) != ref.get(t)]
-    if results["cut"][0] != results["ref"][0]:
-        differences += [("preview", c, r) for c, r in zip(results["cut"][0][1], results["ref"][0][1]) if c != r]
-    assert not differences, "shortcut (first) and reference differ: " + repr(differences)[:3000]
-    return unchanged
+    # Previews never refuse for conflicts: both must answer, with the same rows.
+    assert previews["ref"][0] == "ok", previews["ref"]
+    assert previews["cut"] == previews["ref"], ("preview", previews["cut"], previews["ref"])
+    if expected == MERGED:
+        assert merges["cut"] == merges["ref"] == ("ok", [(MERGED,)]), merges
+        (inputs,) = con.execute("SELECT DISTINCT base_snapshot_id, ours_snapshot_id, theirs_snapshot_id "
+                                f"FROM differential_merge_{kind}_preview('db', {args})").fetchall()
+        want = expected_digests(con, "db", *inputs)
+        for method in ("cut", "ref"):
+            got = content(con, method)
+            assert got == want, (method, {t: (got.get(t), want.get(t)) for t in set(got) | set(want)
+                                          if got.get(t) != want.get(t)})
+    else:
+        # The same refusal with both methods: the code this case names, and the same message (counts).
+        assert merges["cut"][:2] == merges["ref"][:2] == ("error", expected), merges
+        assert merges["cut"] == merges["ref"], merges
+        branches = [r[0] for r in con.execute("SELECT branch_name FROM differential_branches('db')").fetchall()]
+        assert "cut" not in branches and "ref" not in branches, branches
+    return dict(con.execute(f"SELECT table_name, unchanged_sides FROM differential_merge_{kind}_preview("
+                            f"'db', {args}) WHERE object_type = 'table'").fetchall())
 
 
 # ---------------------------------------------------------------------------------------------------
-# Histories on one lineage: (ours steps, theirs steps); each step is one snapshot.
+# Histories on one lineage: (ours steps, theirs steps, outcome); each step is one snapshot. The outcome
+# is MERGED, or CONFLICT where one row changed differently on both sides (the comments say which).
 D5, D6 = "DELETE FROM {a}.t WHERE id = 5", "DELETE FROM {a}.t WHERE id = 6"
 SAME_ROW = "INSERT INTO {a}.t SELECT %s FROM range(%d, %d)" % (WIDE[1], 5, 6)
 HISTORIES = {
-    "delete_one_side": ([[D5]], [["UPDATE {a}.t SET v = -1 WHERE id = 200000"]]),
+    "delete_one_side": ([[D5]], [["UPDATE {a}.t SET v = -1 WHERE id = 200000"]], MERGED),
     # Same row group, same number of deleted rows, different rows.
-    "delete_same_group_same_count": ([[D5]], [[D6]]),
-    "delete_same_count_plus_update": ([[D5, "UPDATE {a}.t SET v = -1 WHERE id = 7"]], [[D6]]),
+    "delete_same_group_same_count": ([[D5]], [[D6]], MERGED),
+    "delete_same_count_plus_update": ([[D5, "UPDATE {a}.t SET v = -1 WHERE id = 7"]], [[D6]], MERGED),
     # A delete and an insert on one side: the first group's live count changes, the last's grows.
     "delete_and_insert_same_side": ([[D5, "INSERT INTO {a}.t SELECT %s FROM range(%d, %d)" % (WIDE[1], N, N + 1)]],
-                                    [[D6]]),
+                                    [[D6]], MERGED),
     # Delete + re-insert of the identical row: the content is unchanged on ours.
-    "delete_reinsert_identical": ([[D5, SAME_ROW]], [["UPDATE {a}.t SET v = -1 WHERE id = 5"]]),
-    "delete_reinsert_vs_delete": ([[D5, SAME_ROW]], [[D5]]),
+    "delete_reinsert_identical": ([[D5, SAME_ROW]], [["UPDATE {a}.t SET v = -1 WHERE id = 5"]], MERGED),
+    "delete_reinsert_vs_delete": ([[D5, SAME_ROW]], [[D5]], MERGED),
+    # Ours moves key 11 away (a delete of 11), theirs updates 11: a delete_update conflict.
     "update_primary_key": ([["UPDATE {a}.t SET id = id + 1000000 WHERE id BETWEEN 10 AND 12"]],
-                           [["UPDATE {a}.t SET v = -1 WHERE id = 11"]]),
-    "update_primary_key_to_itself": ([["UPDATE {a}.t SET id = id WHERE id = 10"]], [[D6]]),
-    "update_same_value": ([["UPDATE {a}.t SET v = v WHERE id < 100"]], [["UPDATE {a}.t SET v = -1 WHERE id = 50"]]),
+                           [["UPDATE {a}.t SET v = -1 WHERE id = 11"]], CONFLICT),
+    "update_primary_key_to_itself": ([["UPDATE {a}.t SET id = id WHERE id = 10"]], [[D6]], MERGED),
+    "update_same_value": ([["UPDATE {a}.t SET v = v WHERE id < 100"]], [["UPDATE {a}.t SET v = -1 WHERE id = 50"]], MERGED),
     "update_and_back": ([["UPDATE {a}.t SET v = -1 WHERE id = 50"], ["UPDATE {a}.t SET v = 50 WHERE id = 50"]],
-                        [["UPDATE {a}.t SET s = 'x' WHERE id = 50"]]),
+                        [["UPDATE {a}.t SET s = 'x' WHERE id = 50"]], MERGED),
     "update_and_back_one_snapshot": ([["UPDATE {a}.t SET v = -1 WHERE id = 50", "UPDATE {a}.t SET v = 50 WHERE id = 50"]],
-                                     [[D5]]),
+                                     [[D5]], MERGED),
     "appends_both_sides": ([["INSERT INTO {a}.t SELECT %s FROM range(%d, %d)" % (WIDE[1], N, N + 300_000)]],
-                           [["INSERT INTO {a}.t SELECT %s FROM range(%d, %d)" % (WIDE[1], 10**6, 10**6 + 200_000)]]),
+                           [["INSERT INTO {a}.t SELECT %s FROM range(%d, %d)" % (WIDE[1], 10**6, 10**6 + 200_000)]], MERGED),
     "appends_vs_deletes_in_last_group": ([["INSERT INTO {a}.t SELECT %s FROM range(%d, %d)" % (WIDE[1], N, N + 5000)]],
-                                         [[f"DELETE FROM {{a}}.t WHERE id BETWEEN {G2} AND {G2 + 100}"]]),
+                                         [[f"DELETE FROM {{a}}.t WHERE id BETWEEN {G2} AND {G2 + 100}"]], MERGED),
     "delete_all_and_reinsert": ([["DELETE FROM {a}.t", "INSERT INTO {a}.t SELECT %s FROM range(%d)" % (WIDE[1], N)]],
-                                [["UPDATE {a}.t SET v = -1 WHERE id = 7"]]),
-    "delete_everything": ([["DELETE FROM {a}.t"]], [[]]),
-    "delete_everything_vs_update": ([["DELETE FROM {a}.t"]], [["UPDATE {a}.t SET v = -1 WHERE id = 7"]]),
+                                [["UPDATE {a}.t SET v = -1 WHERE id = 7"]], MERGED),
+    "delete_everything": ([["DELETE FROM {a}.t"]], [[]], MERGED),
+    # Ours deletes key 7, theirs updates it: a delete_update conflict.
+    "delete_everything_vs_update": ([["DELETE FROM {a}.t"]], [["UPDATE {a}.t SET v = -1 WHERE id = 7"]], CONFLICT),
     "checkpoint_after_deletes": ([[f"DELETE FROM {{a}}.t WHERE id % 3 = 0 AND id < {G1}", "CHECKPOINT",
-                                   "PRAGMA force_checkpoint", "VACUUM"]], [["DELETE FROM {a}.t WHERE id = 4"]]),
+                                   "PRAGMA force_checkpoint", "VACUUM"]], [["DELETE FROM {a}.t WHERE id = 4"]], MERGED),
     "vacuum_merges_row_groups": ([[f"DELETE FROM {{a}}.t WHERE id BETWEEN 1000 AND {G1 + 100000}", "VACUUM",
-                                   "CHECKPOINT"]], [[f"UPDATE {{a}}.t SET v = -1 WHERE id = {G2 + 1}"]]),
+                                   "CHECKPOINT"]], [[f"UPDATE {{a}}.t SET v = -1 WHERE id = {G2 + 1}"]], MERGED),
     "long_string_change": ([["UPDATE {a}.t SET s = repeat('y', 5000) WHERE id = 2000"]],
-                           [["UPDATE {a}.t SET s = s || '!' WHERE id = 3000"]]),
-    "null_column_gets_value": ([["UPDATE {a}.t SET n = 1 WHERE id = 1"]], [["UPDATE {a}.t SET n = 2 WHERE id = 2"]]),
+                           [["UPDATE {a}.t SET s = s || '!' WHERE id = 3000"]], MERGED),
+    "null_column_gets_value": ([["UPDATE {a}.t SET n = 1 WHERE id = 1"]], [["UPDATE {a}.t SET n = 2 WHERE id = 2"]], MERGED),
+    # Both sides set c of key 130000, to different values: a cell conflict.
     "constant_column_changes_one_row": ([["UPDATE {a}.t SET c = 8 WHERE id = 130000"]],
-                                        [["UPDATE {a}.t SET c = 9 WHERE id = 130000"]]),
+                                        [["UPDATE {a}.t SET c = 9 WHERE id = 130000"]], CONFLICT),
     "constant_column_same_row_same_value": ([["UPDATE {a}.t SET c = 8 WHERE id = 130000"]],
-                                            [["UPDATE {a}.t SET c = 8 WHERE id = 130000"]]),
-    "constant_column_one_side": ([["UPDATE {a}.t SET c = 8 WHERE id = 3"]], [["UPDATE {a}.t SET c = 9 WHERE id = 130000"]]),
-    "null_column_one_side": ([["UPDATE {a}.t SET z = 1 WHERE id = 3"]], [["UPDATE {a}.t SET z = 2 WHERE id = 130000"]]),
+                                            [["UPDATE {a}.t SET c = 8 WHERE id = 130000"]], MERGED),
+    "constant_column_one_side": ([["UPDATE {a}.t SET c = 8 WHERE id = 3"]], [["UPDATE {a}.t SET c = 9 WHERE id = 130000"]], MERGED),
+    "null_column_one_side": ([["UPDATE {a}.t SET z = 1 WHERE id = 3"]], [["UPDATE {a}.t SET z = 2 WHERE id = 130000"]], MERGED),
     "delete_a_whole_row_group": ([[f"DELETE FROM {{a}}.t WHERE id BETWEEN {G1} AND {G2 - 1}"]],
-                                 [[f"UPDATE {{a}}.t SET v = -1 WHERE id = {G2 + 1}", D5]]),
+                                 [[f"UPDATE {{a}}.t SET v = -1 WHERE id = {G2 + 1}", D5]], MERGED),
     "reload_vs_purge_one_lineage": ([["DELETE FROM {a}.t WHERE id < 1000", "INSERT INTO {a}.t SELECT %s FROM range(1000)" % WIDE[1]]],
-                                    [["DELETE FROM {a}.t WHERE id BETWEEN 5000 AND 5999"]]),
+                                    [["DELETE FROM {a}.t WHERE id BETWEEN 5000 AND 5999"]], MERGED),
     "several_snapshots_each_side": ([[D5], ["UPDATE {a}.t SET v = -1 WHERE id = 200000"], [D6]],
                                     [["DELETE FROM {a}.t WHERE id = 7"], ["INSERT INTO {a}.t (id) VALUES (-1)"],
-                                     ["DELETE FROM {a}.t WHERE id = -1"]]),
+                                     ["DELETE FROM {a}.t WHERE id = -1"]], MERGED),
 }
 
 
 @pytest.mark.parametrize("name", list(HISTORIES))
 def test_history(con, name):
-    ours, theirs = HISTORIES[name]
+    ours, theirs, expected = HISTORIES[name]
     start(con)
     run(con, "side", theirs)
     run(con, "db", ours)
-    assert compare(con)["u"] == ["ours", "theirs"]  # the shortcut is on
+    # u is untouched on both sides: the shortcut must be taken for it, or nothing here tests it.
+    assert compare(con, expected)["u"] == ["ours", "theirs"]
 
 
 def test_base_side_deletes_then_more_deletes(con):
@@ -179,7 +201,7 @@ def test_base_side_deletes_then_more_deletes(con):
     attach(con, "side", "side")
     run(con, "side", [[D6]])
     run(con, "db", [[D5]])
-    compare(con)
+    compare(con, MERGED)
 
 
 # Key 5 moves from the first row group to a new one with the same row; main deletes key 6 (same row
@@ -206,33 +228,31 @@ def merged_once(con, move):
 
 
 @pytest.mark.parametrize("move", list(MOVES))
-def test_syncing_a_branch_with_the_merge_loses_rows(con, move):
-    """FAILS: merging main back into side (base 2, ours side's 5, theirs main's 4). The shortcut finds
-    4's first row group equal to 2's and does not read it; key 5, in 2's new row group only, then looks
-    deleted by theirs, and key 6 looks untouched. The shortcut deletes 5 and keeps 6 (both methods
-    count one theirs delete); the reference keeps 5 and deletes 6. With reload_vs_purge: 1,000 rows
-    lost, 1,000 deleted rows kept."""
+def test_syncing_a_branch_with_a_merge_result_keeps_every_row(con, move):
+    """Merging main back into side (base 2, ours side's 5, theirs main's 4). 4's first row group has
+    2's blocks and live count but other rows deleted, so a shortcut trusting equal layouts would
+    not read it: key 5 (in 2's new row group only) would look deleted by theirs and key 6 untouched.
+    The merge must keep 5 and delete 6 (with reload_vs_purge: keep keys 0..999, delete 5000..5999)."""
     merged_once(con, move)
     run(con, "side", [["UPDATE {a}.t SET v = -1 WHERE id = 200000"]])
-    compare(con, "'side', 'main'")
+    compare(con, MERGED, "'side', 'main'")
 
 
-def test_merging_the_branch_again_invents_a_conflict(con):
-    """FAILS: merging side again into main (base 2, ours 4, theirs side's 5) after side updated key 5.
-    The shortcut reads no row of 4 (only 2's last row group changed) so ours seems to have deleted
-    key 5: a delete_update conflict; the reference applies the update. The same blind spot hides
-    ours' delete of key 6 (the reference counts it)."""
+def test_merging_a_branch_again_after_a_merge_invents_no_conflict(con):
+    """Merging side again into main (base 2, ours 4, theirs side's 5) after side updated key 5. A
+    shortcut that read no row of 4 (only 2's last row group changed) would see ours delete key 5 (a
+    delete_update conflict) and miss ours' delete of key 6. The merge must apply the update to 5 and
+    keep 6 deleted, without conflict."""
     merged_once(con, "reinsert")
     run(con, "side", [["UPDATE {a}.t SET v = -1 WHERE id = 5"]])
-    compare(con)
+    compare(con, MERGED)
 
 
 def test_restore_to_a_sibling_snapshot(con):
-    """FAILS: main (snapshot 3: key 5 deleted) is restored to branch x's snapshot 2 (key 6 deleted in
-    the same row group): the restore snapshot 4 has parents [3, 2] and 2's storage, so from base 3 its
+    """Main (snapshot 3: key 5 deleted) is restored to branch x's snapshot 2 (key 6 deleted in the
+    same row group): the restore snapshot 4 has parents [3, 2] and 2's storage, so from base 3 its
     table has 3's blocks and live count. Merging main into side (forked from 3, changed table u only),
-    the shortcut skips t on both sides and the result keeps 3's t (5 deleted, 6 kept); the reference
-    takes theirs' insert of 5 and delete of 6."""
+    skipping t on both sides would keep 3's t; the merge must take theirs' insert of 5 and delete of 6."""
     start(con, branches=("x",))
     run(con, "x", [[D6]])
     run(con, "db", [[D5]])
@@ -241,14 +261,14 @@ def test_restore_to_a_sibling_snapshot(con):
     con.execute("CALL differential_create_branch('db', 'side', snapshot => 3)")
     attach(con, "side", "side")
     run(con, "side", [["INSERT INTO {a}.u VALUES (100)"]])
-    compare(con, "'side', 'main'")
+    compare(con, MERGED, "'side', 'main'")
 
 
 def test_undo_by_restore_then_delete(con):
-    """FAILS: main deletes key 5 (snapshot 2), side forks from 2; main is restored to 1 (an undo:
-    snapshot 3, parents [2, 1], 1's storage) and then deletes key 6 (snapshot 4: 1's blocks, one row
-    deleted, like 2). Merging main into side (base 2): the shortcut takes 4's t for 2's and keeps
-    side's t (5 deleted, 6 kept); the reference re-inserts 5 and deletes 6."""
+    """Main deletes key 5 (snapshot 2), side forks from 2; main is restored to 1 (an undo: snapshot 3,
+    parents [2, 1], 1's storage) and then deletes key 6 (snapshot 4: 1's blocks, one row deleted,
+    like 2). Merging main into side (base 2): taking 4's t for 2's would keep side's t; the merge must
+    re-insert 5 and delete 6."""
     start(con, branches=())
     run(con, "db", [[D5]])
     con.execute("CALL differential_create_branch('db', 'side', snapshot => 2)")
@@ -258,20 +278,20 @@ def test_undo_by_restore_then_delete(con):
     run(con, "db", [[D6]])
     attach(con, "side", "side")
     run(con, "side", [["UPDATE {a}.t SET v = -1 WHERE id = 200000"]])
-    compare(con, "'side', 'main'")
+    compare(con, MERGED, "'side', 'main'")
 
 
 @pytest.mark.parametrize("first,value", [("STRUCT(a INTEGER)", "{'a': range}"), ("INTEGER[2]", "[range, range]"),
                                          ("UNION(a INTEGER, b VARCHAR)", "range::INTEGER")])
 def test_first_column_without_a_top_level_segment(con, first, value):
-    """FAILS: a STRUCT, ARRAY or UNION column has no segment at column path [0] (only children such
-    as [0, 0]), so when it is the first column every row group's size sums to 0: all rowid ranges are
-    empty, the live counts are all 0 (a side's deletes go unseen) and the narrowed reads read nothing.
-    Ours deletes key 5 (first row group), theirs updates key 200000 (second row group)."""
+    """A STRUCT, ARRAY or UNION column has no segment at column path [0] (only children such as
+    [0, 0]); as the first column, it must still give each row group its size (from its validity),
+    or the rowid ranges and live counts would all be empty and a side's deletes unseen. Ours
+    deletes key 5 (first row group), theirs updates key 200000 (second row group)."""
     start(con, (f"s {first}, id INTEGER PRIMARY KEY, v INTEGER", f"{value}, range, range"))
     run(con, "side", [["UPDATE {a}.t SET v = -1 WHERE id = 200000"]])
     run(con, "db", [[D5]])
-    compare(con)
+    compare(con, MERGED)
 
 
 @pytest.mark.parametrize("base,ours,theirs", [
@@ -291,7 +311,8 @@ def test_merge_snapshots_with_any_base(con, base, ours, theirs):
     run(con, "db", [[D5]])
     run(con, "x", [["DELETE FROM {a}.t WHERE id = 7"]])
     run(con, "db", [["DELETE FROM {a}.t WHERE id = 8", "UPDATE {a}.t SET v = -1 WHERE id = 200000"]])
-    compare(con, f"{base}, {ours}, {theirs}", kind="snapshots")
+    # No key changes differently on both sides against any of these bases: every merge succeeds.
+    compare(con, MERGED, f"{base}, {ours}, {theirs}", kind="snapshots")
 
 
 def test_table_dropped_and_recreated_on_a_side(con):
@@ -300,7 +321,7 @@ def test_table_dropped_and_recreated_on_a_side(con):
     run(con, "side", [["DROP TABLE {a}.t", f"CREATE TABLE {{a}}.t ({WIDE[0]})",
                        f"INSERT INTO {{a}}.t SELECT {WIDE[1]} FROM range({N})", "UPDATE {a}.t SET v = -1 WHERE id = 9"]])
     run(con, "db", [[D5]])
-    compare(con)
+    compare(con, MERGED)
 
 
 def test_overflow_strings_uncompressed(con):
@@ -311,4 +332,4 @@ def test_overflow_strings_uncompressed(con):
                 "repeat(md5(range::VARCHAR) || md5((-range)::VARCHAR), 100) ELSE 's' END"))
     run(con, "side", [["UPDATE {a}.t SET s = s || '!' WHERE id = 200000"]])
     run(con, "db", [["UPDATE {a}.t SET s = s[1:1000] || reverse(s[1001:]) WHERE id = 3000"]])
-    assert compare(con)["u"] == ["ours", "theirs"]
+    assert compare(con, MERGED)["u"] == ["ours", "theirs"]

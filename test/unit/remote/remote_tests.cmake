@@ -1,0 +1,29 @@
+# The object-store tests (src/remote/ over the AWS CRT), their own executable so the other unit tests
+# never link the CRT. Included from test/unit/CMakeLists.txt; runs the conformance suite against the
+# local store and a versitygw server that the tests start.
+include(${DIFFERENTIAL_SRC}/remote/aws_crt.cmake)
+
+file(READ ${DIFFERENTIAL_ROOT}/VERSITYGW_VERSION _versitygw_version)
+string(STRIP "${_versitygw_version}" _versitygw_version)
+set(VERSITYGW_BIN ${_differential_cache}/bin-versitygw-${_versitygw_version}/versitygw
+    CACHE FILEPATH "The versitygw binary installed by scripts/setup_versitygw.sh")
+
+add_executable(
+  differential_remote_tests
+  ${DIFFERENTIAL_SRC}/common/hash.cpp
+  ${DIFFERENTIAL_SRC}/storage/object_store.cpp
+  ${DIFFERENTIAL_SRC}/remote/object_key.cpp
+  ${DIFFERENTIAL_SRC}/remote/local_object_store.cpp
+  ${DIFFERENTIAL_SRC}/remote/crt_runtime.cpp
+  ${DIFFERENTIAL_SRC}/remote/s3_response.cpp
+  ${DIFFERENTIAL_SRC}/remote/s3_object_store.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/versitygw_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/object_store_conformance_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/local_object_store_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)
+target_include_directories(differential_remote_tests PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
+target_compile_definitions(differential_remote_tests PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}")
+target_compile_options(differential_remote_tests PRIVATE -Wall -Wextra -Werror -msse4.2)
+target_link_libraries(differential_remote_tests PRIVATE GTest::gtest_main differential_aws_crt)
+# A missing server binary fails the tests (they say how to install it); it never skips them.
+gtest_discover_tests(differential_remote_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)

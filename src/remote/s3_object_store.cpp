@@ -130,6 +130,11 @@ static void OnFinish(struct aws_s3_meta_request *, const struct aws_s3_meta_requ
 	CopyHeaders(result->error_response_headers, response);
 }
 
+static void OnTelemetry(struct aws_s3_meta_request *, struct aws_s3_request_metrics *, void *user) {
+	// Called once per HTTP request the CRT made, failed attempts included.
+	static_cast<Call *>(user)->response.attempts++;
+}
+
 static void OnShutdown(void *user) {
 	auto call = static_cast<Call *>(user);
 	std::lock_guard<std::mutex> guard(call->lock);
@@ -184,6 +189,7 @@ S3Response S3ObjectStore::Send(const Request &request) const {
 	options.headers_callback = OnHeaders;
 	options.body_callback = OnBody;
 	options.finish_callback = OnFinish;
+	options.telemetry_callback = OnTelemetry;
 	options.shutdown_callback = OnShutdown;
 	struct aws_s3_meta_request *meta_request = aws_s3_client_make_meta_request(client, &options);
 	if (!meta_request) {
@@ -324,8 +330,23 @@ PutResult S3ObjectStore::Put(const PutRequest &request) {
 	result.outcome = ClassifyS3Response(response, "PUT", request.key);
 	if (result.outcome.Ok()) {
 		result.etag = response.Header("etag");
+	} else if (result.outcome.status == ObjectStatus::PRECONDITION_FAILED && response.attempts > 1) {
+		ResolveRetriedPut(request.key, sha256, result);
 	}
 	return result;
+}
+
+//! A conditional PUT that the CRT had to retry may have been applied by an attempt whose answer was
+//! lost, so the retry's 412 can be about our own write. If the object now holds exactly our bytes, it
+//! was: report success with its etag, as if the first answer had arrived.
+void S3ObjectStore::ResolveRetriedPut(const std::string &key, const Hash256 &sha256, PutResult &result) {
+	auto current = Get(key);
+	if (current.outcome.Ok() && Sha256(current.data.data(), current.data.size()) == sha256) {
+		auto attempts = result.outcome.attempts;
+		result.outcome = {};
+		result.outcome.attempts = attempts;
+		result.etag = current.etag;
+	}
 }
 
 //! The object's total size from a 206's "Content-Range: bytes a-b/total".

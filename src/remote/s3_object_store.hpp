@@ -80,6 +80,7 @@ public:
 private:
 	S3Response Send(const Request &request) const;
 	ObjectOutcome CheckKey(const std::string &key) const;
+	void ResolveRetriedPut(const std::string &key, const Hash256 &sha256, PutResult &result);
 
 	S3Location location;
 	S3Credentials credentials;

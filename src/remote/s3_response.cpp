@@ -64,7 +64,7 @@ static ObjectStatus StatusOfHttp(int http_status, const std::string &s3_code) {
 	}
 }
 
-ObjectOutcome ClassifyS3Response(const S3Response &response, const std::string &operation, const std::string &what) {
+static ObjectOutcome Classify(const S3Response &response, const std::string &operation, const std::string &what) {
 	bool http_ok = response.http_status >= 200 && response.http_status < 300;
 	if (response.error_code == 0 && http_ok) {
 		return {};
@@ -79,6 +79,12 @@ ObjectOutcome ClassifyS3Response(const S3Response &response, const std::string &
 	std::string code = S3ErrorCode(response.body);
 	return {StatusOfHttp(response.http_status, code),
 	        prefix + "HTTP " + std::to_string(response.http_status) + (code.empty() ? "" : " " + code)};
+}
+
+ObjectOutcome ClassifyS3Response(const S3Response &response, const std::string &operation, const std::string &what) {
+	auto outcome = Classify(response, operation, what);
+	outcome.attempts = response.attempts;
+	return outcome;
 }
 
 namespace {

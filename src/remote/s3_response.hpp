@@ -10,8 +10,9 @@
 namespace differential {
 
 struct S3Response {
-	int http_status = 0; //! 0 when no response arrived (connection, DNS, TLS or signing failure)
-	int error_code = 0;  //! the CRT's error code; 0 is success
+	int http_status = 0;   //! 0 when no response arrived (connection, DNS, TLS or signing failure)
+	int error_code = 0;    //! the CRT's error code; 0 is success
+	uint32_t attempts = 0; //! HTTP requests the CRT made for it (retries included)
 	std::vector<std::pair<std::string, std::string>> headers; //! names in lower case
 	std::string body;                                         //! the body, or on failure the server's error document
 

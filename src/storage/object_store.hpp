@@ -31,6 +31,8 @@ struct ObjectOutcome {
 	//! For people only: what failed (HTTP status and the server's error code, or the OS error). Never
 	//! contains credentials, and callers decide nothing from it.
 	std::string detail;
+	//! How many requests the operation took (S3: 1 + the CRT's retries; the local store: 0), for logs.
+	uint32_t attempts = 0;
 
 	bool Ok() const {
 		return status == ObjectStatus::OK;

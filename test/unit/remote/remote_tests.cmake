@@ -8,16 +8,20 @@ string(STRIP "${_versitygw_version}" _versitygw_version)
 set(VERSITYGW_BIN ${_differential_cache}/bin-versitygw-${_versitygw_version}/versitygw
     CACHE FILEPATH "The versitygw binary installed by scripts/setup_versitygw.sh")
 
+set(DIFFERENTIAL_REMOTE_SOURCES
+    ${DIFFERENTIAL_SRC}/common/hash.cpp
+    ${DIFFERENTIAL_SRC}/storage/object_store.cpp
+    ${DIFFERENTIAL_SRC}/remote/object_key.cpp
+    ${DIFFERENTIAL_SRC}/remote/local_object_store.cpp
+    ${DIFFERENTIAL_SRC}/remote/crt_runtime.cpp
+    ${DIFFERENTIAL_SRC}/remote/s3_response.cpp
+    ${DIFFERENTIAL_SRC}/remote/s3_object_store.cpp)
+
 add_executable(
   differential_remote_tests
-  ${DIFFERENTIAL_SRC}/common/hash.cpp
-  ${DIFFERENTIAL_SRC}/storage/object_store.cpp
-  ${DIFFERENTIAL_SRC}/remote/object_key.cpp
-  ${DIFFERENTIAL_SRC}/remote/local_object_store.cpp
-  ${DIFFERENTIAL_SRC}/remote/crt_runtime.cpp
-  ${DIFFERENTIAL_SRC}/remote/s3_response.cpp
-  ${DIFFERENTIAL_SRC}/remote/s3_object_store.cpp
+  ${DIFFERENTIAL_REMOTE_SOURCES}
   ${CMAKE_CURRENT_LIST_DIR}/versitygw_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fault_proxy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/object_store_conformance_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/local_object_store_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)
@@ -27,3 +31,22 @@ target_compile_options(differential_remote_tests PRIVATE -Wall -Wextra -Werror -
 target_link_libraries(differential_remote_tests PRIVATE GTest::gtest_main differential_aws_crt)
 # A missing server binary fails the tests (they say how to install it); it never skips them.
 gtest_discover_tests(differential_remote_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+
+# The extension will link remote/ the same way: prove that a shared object built so exports no CRT
+# symbol (the extension is loaded into Python processes that may carry their own).
+add_library(differential_remote_probe SHARED ${DIFFERENTIAL_REMOTE_SOURCES})
+target_include_directories(differential_remote_probe PRIVATE ${DIFFERENTIAL_SRC})
+target_compile_options(differential_remote_probe PRIVATE -Wall -Wextra -Werror -msse4.2)
+set_target_properties(differential_remote_probe PROPERTIES CXX_VISIBILITY_PRESET hidden)
+target_link_libraries(differential_remote_probe PRIVATE differential_aws_crt)
+add_test(NAME RemoteSharedObject.ExportsNoCrtSymbols
+         COMMAND ${CMAKE_COMMAND} -DLIB=$<TARGET_FILE:differential_remote_probe> -P
+                 ${CMAKE_CURRENT_LIST_DIR}/check_hidden_symbols.cmake)
+
+# Not a test: prints latencies and throughput of both stores on this machine (see docs/S3.md).
+add_executable(differential_remote_bench ${DIFFERENTIAL_REMOTE_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/versitygw_server.cpp
+                                         ${CMAKE_CURRENT_LIST_DIR}/object_store_bench.cpp)
+target_include_directories(differential_remote_bench PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
+target_compile_definitions(differential_remote_bench PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}")
+target_compile_options(differential_remote_bench PRIVATE -Wall -Wextra -Werror -msse4.2)
+target_link_libraries(differential_remote_bench PRIVATE GTest::gtest differential_aws_crt)

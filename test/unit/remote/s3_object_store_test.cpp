@@ -1,5 +1,6 @@
 // What only the S3 store has: request targets, SigV4 refusals, the credential chain, network failures,
 // and the promise that a secret never shows up in an outcome.
+#include "remote/fault_proxy.hpp"
 #include "store_fixtures.hpp"
 
 #include <cctype>
@@ -36,11 +37,13 @@ static std::string LowerToken(size_t length) {
 	return token;
 }
 
-static PutResult PutText(ObjectStore &store, const std::string &key, const std::string &text) {
+static PutResult PutText(ObjectStore &store, const std::string &key, const std::string &text,
+                         PutCondition condition = PutCondition::None()) {
 	PutRequest request;
 	request.key = key;
 	request.data = text.data();
 	request.size = text.size();
+	request.condition = std::move(condition);
 	return store.Put(request);
 }
 
@@ -110,6 +113,59 @@ TEST(S3ObjectStore, UnreachableServerIsTransientAfterRetries) {
 	auto head = store.Head("k");
 	EXPECT_EQ(head.outcome.status, ObjectStatus::TRANSIENT) << head.outcome.detail;
 	EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
+//! A store that reaches the shared server through a FaultProxy, with short backoffs.
+struct ProxiedStore {
+	ProxiedStore() : proxy(VersitygwServer::Shared().Port()) {
+		auto credentials = VersitygwCredentials(VersitygwServer::Shared());
+		credentials.endpoint = "127.0.0.1:" + std::to_string(proxy.Port());
+		S3Tuning tuning;
+		tuning.backoff_scale_ms = 10;
+		store = std::make_unique<S3ObjectStore>(S3Location {SharedBucket(), "lost-" + RandomToken(8) + "/"},
+		                                        credentials, tuning);
+	}
+	FaultProxy proxy;
+	std::unique_ptr<S3ObjectStore> store;
+};
+
+TEST(S3ObjectStore, CreateOnlyPutWhoseAnswerWasLostIsOurs) {
+	ProxiedStore proxied;
+	auto &store = *proxied.store;
+	proxied.proxy.DropNextResponses(1);
+	auto put = PutText(store, "heads/main", "ours", PutCondition::CreateOnly());
+	// The server created the object, the answer was lost, the CRT retried and got a 412 for our own
+	// write; the store recognises its bytes and reports the success it missed.
+	EXPECT_TRUE(put.outcome.Ok()) << put.outcome.detail;
+	EXPECT_GE(put.outcome.attempts, 2u);
+	EXPECT_GE(proxied.proxy.Connections(), 2);
+	EXPECT_EQ(store.Get("heads/main").data, "ours");
+	EXPECT_EQ(put.etag, store.Head("heads/main").info.etag);
+	// Someone else's object stays theirs: after a retry the 412 is then a real refusal.
+	proxied.proxy.DropNextResponses(1);
+	auto theirs = PutText(store, "heads/main", "theirs", PutCondition::CreateOnly());
+	EXPECT_EQ(theirs.outcome.status, ObjectStatus::PRECONDITION_FAILED) << theirs.outcome.detail;
+	EXPECT_GE(theirs.outcome.attempts, 2u);
+	EXPECT_EQ(store.Get("heads/main").data, "ours");
+}
+
+TEST(S3ObjectStore, IfMatchPutWhoseAnswerWasLostIsOurs) {
+	ProxiedStore proxied;
+	auto &store = *proxied.store;
+	auto base = PutText(store, "heads/main", "v1");
+	ASSERT_TRUE(base.outcome.Ok()) << base.outcome.detail;
+	EXPECT_EQ(base.outcome.attempts, 1u);
+	proxied.proxy.DropNextResponses(1);
+	auto put = PutText(store, "heads/main", "v2", PutCondition::IfMatch(base.etag));
+	EXPECT_TRUE(put.outcome.Ok()) << put.outcome.detail;
+	EXPECT_GE(put.outcome.attempts, 2u);
+	EXPECT_EQ(put.etag, store.Head("heads/main").info.etag);
+	// A lost answer to a plain read is simply retried.
+	proxied.proxy.DropNextResponses(1);
+	auto get = store.Get("heads/main");
+	EXPECT_TRUE(get.outcome.Ok()) << get.outcome.detail;
+	EXPECT_EQ(get.data, "v2");
+	EXPECT_GE(get.outcome.attempts, 2u);
 }
 
 TEST(S3ObjectStore, CreateBucketTwiceIsFine) {

@@ -54,7 +54,7 @@ static void Measure(const char *name, ObjectStore &store) {
 		return store.Get("p/" + std::to_string(i % packs), ByteRange {uint64_t(i % 32) << 18, 1 << 18}).outcome.Ok();
 	});
 	double mib = 8.0;
-	std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f (%.0f MiB/s) | %.0f (%.0f MiB/s) | %.0f |\n", name, put_small,
+	std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.1f (%.0f MiB/s) | %.1f (%.0f MiB/s) | %.0f |\n", name, put_small,
 	            put_create, head, get_small, put_pack / 1000, mib / (put_pack / 1e6), get_pack / 1000,
 	            mib / (get_pack / 1e6), get_range);
 }

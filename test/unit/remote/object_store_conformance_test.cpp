@@ -1,5 +1,6 @@
 // One conformance suite, typed over the ObjectStore interface: every store must behave as S3 does for
 // what storage relies on (conditional writes, checksums, ranges, listing order and pages).
+#include "remote/conditional_write_probe.hpp"
 #include "store_fixtures.hpp"
 
 #include <algorithm>
@@ -275,6 +276,14 @@ TYPED_TEST(ObjectStoreConformance, IfMatchCounterLosesNoUpdate) {
 		}
 	});
 	EXPECT_EQ(this->GetText("counter"), "40");
+}
+
+TYPED_TEST(ObjectStoreConformance, PassesTheConditionalWriteProbe) {
+	auto probe = ProbeConditionalWrites(*this->store, "scratch/");
+	EXPECT_TRUE(probe.passed) << probe.failure;
+	std::vector<ObjectInfo> left;
+	ASSERT_TRUE(ListAll(*this->store, "scratch/", left).Ok());
+	EXPECT_TRUE(left.empty()); // the probe cleans up after itself
 }
 
 } // namespace test

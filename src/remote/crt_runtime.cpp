@@ -14,18 +14,27 @@
 
 namespace differential {
 
-static void InitTls(CrtRuntime &runtime) {
+aws_tls_connection_options *MakeTlsOptions(aws_allocator *allocator, const std::string &ca_file) {
 	struct aws_tls_ctx_options ctx_options;
-	aws_tls_ctx_options_init_default_client(&ctx_options, runtime.allocator);
-	struct aws_tls_ctx *ctx = aws_tls_client_ctx_new(runtime.allocator, &ctx_options);
+	aws_tls_ctx_options_init_default_client(&ctx_options, allocator);
+	bool ok = ca_file.empty() || aws_tls_ctx_options_override_default_trust_store_from_path(
+	                                 &ctx_options, nullptr, ca_file.c_str()) == AWS_OP_SUCCESS;
+	struct aws_tls_ctx *ctx = ok ? aws_tls_client_ctx_new(allocator, &ctx_options) : nullptr;
 	aws_tls_ctx_options_clean_up(&ctx_options);
 	if (!ctx) {
-		return;
+		return nullptr;
 	}
 	auto options = new aws_tls_connection_options();
 	aws_tls_connection_options_init_from_ctx(options, ctx);
 	aws_tls_ctx_release(ctx); // the connection options hold their own reference
-	runtime.tls_options = options;
+	return options;
+}
+
+void FreeTlsOptions(aws_tls_connection_options *options) {
+	if (options) {
+		aws_tls_connection_options_clean_up(options);
+		delete options;
+	}
 }
 
 static CrtRuntime *Start() {
@@ -54,7 +63,7 @@ static CrtRuntime *Start() {
 	// The bootstrap holds references to both.
 	aws_host_resolver_release(resolver);
 	aws_event_loop_group_release(loops);
-	InitTls(*runtime);
+	runtime->tls_options = MakeTlsOptions(runtime->allocator, "");
 	return runtime;
 }
 

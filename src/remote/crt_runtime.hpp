@@ -1,6 +1,8 @@
 // The process-wide AWS CRT state that every S3 client shares: library init, event loops, DNS, TLS.
 #pragma once
 
+#include <string>
+
 struct aws_allocator;
 struct aws_client_bootstrap;
 struct aws_tls_connection_options;
@@ -19,5 +21,10 @@ struct CrtRuntime {
 	//! Throws a DifferentialError when the CRT cannot be started (no threads, no DNS resolver).
 	static CrtRuntime &Get();
 };
+
+//! New TLS connection options that trust the CAs in `ca_file` (PEM) instead of the system's, or the
+//! system's when it is empty; null when they cannot be made. Free with FreeTlsOptions.
+aws_tls_connection_options *MakeTlsOptions(aws_allocator *allocator, const std::string &ca_file);
+void FreeTlsOptions(aws_tls_connection_options *options);
 
 } // namespace differential

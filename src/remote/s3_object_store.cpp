@@ -249,7 +249,18 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 		location.prefix += '/';
 	}
 	auto &runtime = CrtRuntime::Get();
-	if (credentials.use_ssl && !runtime.tls_options) {
+	// The client copies the TLS options it is given, so ours only need to outlive its creation.
+	std::unique_ptr<aws_tls_connection_options, void (*)(aws_tls_connection_options *)> own_tls(nullptr,
+	                                                                                            FreeTlsOptions);
+	if (credentials.use_ssl && !tuning.ca_file.empty()) {
+		own_tls.reset(MakeTlsOptions(runtime.allocator, tuning.ca_file));
+		if (!own_tls) {
+			Fail(ErrorKind::IO, "s3_client_error",
+			     "Cannot use the CA file " + tuning.ca_file + " for S3: " + aws_error_name(aws_last_error()) + ".");
+		}
+	}
+	auto tls_options = own_tls ? own_tls.get() : runtime.tls_options;
+	if (credentials.use_ssl && !tls_options) {
 		Fail(ErrorKind::IO, "s3_client_error",
 		     "Cannot set up TLS for S3 (no usable CA certificates?). Install ca-certificates.");
 	}
@@ -259,7 +270,7 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	credentials.secret.clear();
 	std::fill(credentials.session_token.begin(), credentials.session_token.end(), '\0');
 	credentials.session_token.clear();
-	struct aws_signing_config_aws signing;
+	struct aws_signing_config_aws signing = {};
 	if (provider) {
 		aws_s3_init_default_signing_config(&signing, Cursor(credentials.region), provider);
 	}
@@ -267,7 +278,7 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	config.region = Cursor(credentials.region);
 	config.client_bootstrap = runtime.bootstrap;
 	config.tls_mode = credentials.use_ssl ? AWS_MR_TLS_ENABLED : AWS_MR_TLS_DISABLED;
-	config.tls_connection_options = credentials.use_ssl ? runtime.tls_options : nullptr;
+	config.tls_connection_options = credentials.use_ssl ? tls_options : nullptr;
 	config.signing_config = &signing;
 	shutdown = std::make_unique<ClientShutdown>();
 	config.shutdown_callback = OnClientShutdown;

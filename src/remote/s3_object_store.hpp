@@ -46,6 +46,8 @@ struct S3Tuning {
 	uint32_t max_retries = 5;           //! per request, by the CRT's standard retry strategy; 0: none
 	uint32_t backoff_scale_ms = 0;      //! first backoff step; 0: the CRT's default (500 ms)
 	uint32_t connect_timeout_ms = 3000; //! per connection attempt
+	//! A PEM file of CAs to trust instead of the system's (a private endpoint, a test server).
+	std::string ca_file;
 };
 
 //! Where one request goes, as built from the credentials' endpoint and url style (exposed for tests).

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
@@ -59,10 +60,25 @@ static bool Accepts(int port) {
 	return ok;
 }
 
-VersitygwServer::VersitygwServer() : access_key(RandomToken(20)), secret_key(RandomToken(40)) {
+//! A P-256 key and a self-signed certificate for 127.0.0.1 (openssl's CLI, from Debian's openssl).
+static void MakeCertificate(const std::string &cert, const std::string &key) {
+	std::string command = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+	                      "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1,DNS:localhost -keyout '" +
+	                      key + "' -out '" + cert + "' 2>/dev/null";
+	if (std::system(command.c_str()) != 0) {
+		throw std::runtime_error("openssl could not make a test certificate");
+	}
+}
+
+VersitygwServer::VersitygwServer(bool tls) : access_key(RandomToken(20)), secret_key(RandomToken(40)) {
 	const std::string binary = VERSITYGW_BIN;
 	if (access(binary.c_str(), X_OK) != 0) {
 		throw std::runtime_error("versitygw is not installed at " + binary + ": run scripts/setup.sh");
+	}
+	if (tls) {
+		ca_file = data_dir.path + "/cert.pem";
+		key_file = data_dir.path + "/key.pem";
+		MakeCertificate(ca_file, key_file);
 	}
 	for (int attempt = 0; attempt < 3; attempt++) {
 		if (Start(binary)) {
@@ -93,7 +109,11 @@ bool VersitygwServer::Start(const std::string &binary) {
 	port = FreeLoopbackPort();
 	std::string listen = "127.0.0.1:" + std::to_string(port);
 	std::string root = data_dir.Sub("root");
-	std::vector<std::string> args = {binary, "--port", listen, "--quiet", "posix", root};
+	std::vector<std::string> args = {binary, "--port", listen, "--quiet"};
+	if (!ca_file.empty()) {
+		args.insert(args.end(), {"--cert", ca_file, "--key", key_file});
+	}
+	args.insert(args.end(), {"posix", root});
 	std::vector<std::string> env = {"ROOT_ACCESS_KEY_ID=" + access_key, "ROOT_SECRET_ACCESS_KEY=" + secret_key,
 	                                "HOME=" + data_dir.path, "PATH=/usr/bin:/bin"};
 	std::vector<char *> argv, envp;

@@ -16,7 +16,8 @@ namespace test {
 class VersitygwServer {
 public:
 	//! Starts the server and waits until it accepts connections; throws std::runtime_error on failure.
-	VersitygwServer();
+	//! With `tls`, it serves HTTPS with a fresh self-signed certificate for 127.0.0.1 (see CaFile).
+	explicit VersitygwServer(bool tls = false);
 	~VersitygwServer();
 	VersitygwServer(const VersitygwServer &) = delete;
 	VersitygwServer &operator=(const VersitygwServer &) = delete;
@@ -36,6 +37,10 @@ public:
 	int Port() const {
 		return port;
 	}
+	//! The PEM certificate a client must trust to reach a TLS server; empty without TLS.
+	const std::string &CaFile() const {
+		return ca_file;
+	}
 
 private:
 	bool Start(const std::string &binary);
@@ -43,6 +48,8 @@ private:
 
 	TempDir data_dir;
 	std::string log_path;
+	std::string ca_file;
+	std::string key_file;
 	std::string access_key;
 	std::string secret_key;
 	pid_t pid = -1;

@@ -3,10 +3,12 @@
 #include "store_fixtures.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <thread>
 
 namespace differential {
 namespace test {
@@ -53,10 +55,27 @@ static void Measure(const char *name, ObjectStore &store) {
 	double get_range = MedianMicros(n, [&](int i) {
 		return store.Get("p/" + std::to_string(i % packs), ByteRange {uint64_t(i % 32) << 18, 1 << 18}).outcome.Ok();
 	});
+	// 8 writers at once: what an export that uploads packs from a thread pool can expect.
+	auto start = Clock::now();
+	std::vector<std::thread> writers;
+	std::atomic<int> failures {0};
+	for (int w = 0; w < 8; w++) {
+		writers.emplace_back([&, w] {
+			for (int i = 0; i < 4; i++) {
+				failures += put("q/" + std::to_string(w) + "-" + std::to_string(i), pack, {}) ? 0 : 1;
+			}
+		});
+	}
+	for (auto &writer : writers) {
+		writer.join();
+	}
+	double parallel_s = std::chrono::duration<double>(Clock::now() - start).count();
 	double mib = 8.0;
 	std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.1f (%.0f MiB/s) | %.1f (%.0f MiB/s) | %.0f |\n", name, put_small,
 	            put_create, head, get_small, put_pack / 1000, mib / (put_pack / 1e6), get_pack / 1000,
 	            mib / (get_pack / 1e6), get_range);
+	std::printf("  %s: 8 writers x 4 packs of 8 MiB in %.2f s = %.0f MiB/s (%d failed)\n", name, parallel_s,
+	            32 * mib / parallel_s, failures.load());
 }
 
 } // namespace test

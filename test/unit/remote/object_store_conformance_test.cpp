@@ -51,7 +51,11 @@ struct KindNames {
 	}
 };
 
+#ifdef DIFFERENTIAL_TEST_SEAWEEDFS
+using StoreKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind, SeaweedfsStoreKind>;
+#else
 using StoreKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind>;
+#endif
 TYPED_TEST_SUITE(ObjectStoreConformance, StoreKinds, KindNames);
 
 static std::string RandomBytes(size_t size, uint32_t seed) {

@@ -7,6 +7,15 @@ file(READ ${DIFFERENTIAL_ROOT}/VERSITYGW_VERSION _versitygw_version)
 string(STRIP "${_versitygw_version}" _versitygw_version)
 set(VERSITYGW_BIN ${_differential_cache}/bin-versitygw-${_versitygw_version}/versitygw
     CACHE FILEPATH "The versitygw binary installed by scripts/setup_versitygw.sh")
+# SeaweedFS, the second server, is opt-in (its build takes ~8 minutes): configure with
+# -DDIFFERENTIAL_TEST_SEAWEEDFS=ON, or DIFFERENTIAL_TEST_SEAWEEDFS=1 in the environment, after
+# scripts/setup_seaweedfs.sh. The version is the one scripts/common.sh pins.
+option(DIFFERENTIAL_TEST_SEAWEEDFS "Also run the object-store conformance suite against SeaweedFS"
+       "$ENV{DIFFERENTIAL_TEST_SEAWEEDFS}")
+file(STRINGS ${DIFFERENTIAL_ROOT}/scripts/common.sh _seaweedfs_line REGEX "^SEAWEEDFS_VERSION=")
+string(REGEX REPLACE "^SEAWEEDFS_VERSION=\"([^\"]*)\".*" "\\1" _seaweedfs_version "${_seaweedfs_line}")
+set(SEAWEEDFS_BIN ${_differential_cache}/bin-seaweedfs-${_seaweedfs_version}/weed
+    CACHE FILEPATH "The SeaweedFS binary installed by scripts/setup_seaweedfs.sh")
 
 set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/common/hash.cpp
@@ -21,14 +30,18 @@ set(DIFFERENTIAL_REMOTE_SOURCES
 add_executable(
   differential_remote_tests
   ${DIFFERENTIAL_REMOTE_SOURCES}
-  ${CMAKE_CURRENT_LIST_DIR}/versitygw_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/s3_test_server.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fault_proxy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/object_store_conformance_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/local_object_store_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conditional_write_probe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)
 target_include_directories(differential_remote_tests PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
-target_compile_definitions(differential_remote_tests PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}")
+target_compile_definitions(differential_remote_tests PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}"
+                                                             SEAWEEDFS_BIN="${SEAWEEDFS_BIN}")
+if(DIFFERENTIAL_TEST_SEAWEEDFS)
+  target_compile_definitions(differential_remote_tests PRIVATE DIFFERENTIAL_TEST_SEAWEEDFS)
+endif()
 target_compile_options(differential_remote_tests PRIVATE -Wall -Wextra -Werror -msse4.2)
 target_link_libraries(differential_remote_tests PRIVATE GTest::gtest_main differential_aws_crt)
 # A missing server binary fails the tests (they say how to install it); it never skips them.
@@ -46,9 +59,10 @@ add_test(NAME RemoteSharedObject.ExportsNoCrtSymbols
                  ${CMAKE_CURRENT_LIST_DIR}/check_hidden_symbols.cmake)
 
 # Not a test: prints latencies and throughput of both stores on this machine (see docs/S3.md).
-add_executable(differential_remote_bench ${DIFFERENTIAL_REMOTE_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/versitygw_server.cpp
+add_executable(differential_remote_bench ${DIFFERENTIAL_REMOTE_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/s3_test_server.cpp
                                          ${CMAKE_CURRENT_LIST_DIR}/object_store_bench.cpp)
 target_include_directories(differential_remote_bench PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
-target_compile_definitions(differential_remote_bench PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}")
+target_compile_definitions(differential_remote_bench PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}"
+                                                             SEAWEEDFS_BIN="${SEAWEEDFS_BIN}")
 target_compile_options(differential_remote_bench PRIVATE -Wall -Wextra -Werror -msse4.2)
 target_link_libraries(differential_remote_bench PRIVATE GTest::gtest differential_aws_crt)

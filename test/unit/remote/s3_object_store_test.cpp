@@ -48,8 +48,8 @@ static PutResult PutText(ObjectStore &store, const std::string &key, const std::
 }
 
 TEST(S3ObjectStore, WrongSecretIsDeniedAndNeverEchoed) {
-	auto &server = VersitygwServer::Shared();
-	auto credentials = VersitygwCredentials(server);
+	auto &server = S3TestServer::Shared();
+	auto credentials = ServerCredentials(server);
 	credentials.secret = "wrong-" + RandomToken(30);
 	std::string secret = credentials.secret;
 	S3ObjectStore store({SharedBucket(), "denied/"}, credentials);
@@ -60,7 +60,7 @@ TEST(S3ObjectStore, WrongSecretIsDeniedAndNeverEchoed) {
 		EXPECT_EQ(outcome.detail.find(secret), std::string::npos);
 		EXPECT_EQ(outcome.detail.find(server.SecretKey()), std::string::npos);
 	}
-	auto unknown_key = VersitygwCredentials(server);
+	auto unknown_key = ServerCredentials(server);
 	unknown_key.key_id = "NOSUCHKEY";
 	S3ObjectStore stranger({SharedBucket(), ""}, unknown_key);
 	// versitygw answers an unknown access key with 404 XAdminUserNotFound; a HEAD has no body to say
@@ -70,8 +70,8 @@ TEST(S3ObjectStore, WrongSecretIsDeniedAndNeverEchoed) {
 }
 
 TEST(S3ObjectStore, DefaultCredentialChainReadsTheEnvironment) {
-	auto &server = VersitygwServer::Shared();
-	auto credentials = VersitygwCredentials(server);
+	auto &server = S3TestServer::Shared();
+	auto credentials = ServerCredentials(server);
 	// Only the environment provider may answer: no profile files, and never instance metadata.
 	setenv("AWS_ACCESS_KEY_ID", credentials.key_id.c_str(), 1);
 	setenv("AWS_SECRET_ACCESS_KEY", credentials.secret.c_str(), 1);
@@ -90,8 +90,8 @@ TEST(S3ObjectStore, DefaultCredentialChainReadsTheEnvironment) {
 }
 
 TEST(S3ObjectStore, MissingBucketIsNotFound) {
-	auto &server = VersitygwServer::Shared();
-	S3ObjectStore store({"no-such-bucket-" + LowerToken(6), ""}, VersitygwCredentials(server));
+	auto &server = S3TestServer::Shared();
+	S3ObjectStore store({"no-such-bucket-" + LowerToken(6), ""}, ServerCredentials(server));
 	EXPECT_EQ(store.Head("k").outcome.status, ObjectStatus::NOT_FOUND);
 	EXPECT_EQ(store.List("").outcome.status, ObjectStatus::NOT_FOUND);
 	EXPECT_EQ(PutText(store, "k", "x").outcome.status, ObjectStatus::NOT_FOUND);
@@ -117,8 +117,8 @@ TEST(S3ObjectStore, UnreachableServerIsTransientAfterRetries) {
 
 //! A store that reaches the shared server through a FaultProxy, with short backoffs.
 struct ProxiedStore {
-	ProxiedStore() : proxy(VersitygwServer::Shared().Port()) {
-		auto credentials = VersitygwCredentials(VersitygwServer::Shared());
+	ProxiedStore() : proxy(S3TestServer::Shared().Port()) {
+		auto credentials = ServerCredentials(S3TestServer::Shared());
 		credentials.endpoint = "127.0.0.1:" + std::to_string(proxy.Port());
 		S3Tuning tuning;
 		tuning.backoff_scale_ms = 10;
@@ -170,8 +170,8 @@ TEST(S3ObjectStore, IfMatchPutWhoseAnswerWasLostIsOurs) {
 
 TEST(S3ObjectStore, HttpsWithTheServersCertificate) {
 	// What AWS users run: SigV4 over TLS, here against versitygw serving a fresh self-signed certificate.
-	VersitygwServer server(true);
-	auto credentials = VersitygwCredentials(server);
+	S3TestServer server(S3ServerKind::VERSITYGW, true);
+	auto credentials = ServerCredentials(server);
 	credentials.use_ssl = true;
 	S3Tuning tuning;
 	tuning.ca_file = server.CaFile();
@@ -188,8 +188,8 @@ TEST(S3ObjectStore, HttpsRefusesAnUntrustedCertificate) {
 	// The system's CAs do not vouch for the test server: the handshake fails and no request is sent.
 	// s2n delays the close of a failed handshake by 10-30 s (its timing-side-channel blinding), so
 	// this test takes that long, once: no retries here.
-	VersitygwServer server(true);
-	auto credentials = VersitygwCredentials(server);
+	S3TestServer server(S3ServerKind::VERSITYGW, true);
+	auto credentials = ServerCredentials(server);
 	credentials.use_ssl = true;
 	S3Tuning tuning;
 	tuning.max_retries = 0;
@@ -209,8 +209,8 @@ TEST(S3ObjectStore, UnreadableCaFileIsRefused) {
 }
 
 TEST(S3ObjectStore, CreateBucketTwiceIsFine) {
-	auto &server = VersitygwServer::Shared();
-	S3ObjectStore store({"twice-" + LowerToken(6), ""}, VersitygwCredentials(server));
+	auto &server = S3TestServer::Shared();
+	S3ObjectStore store({"twice-" + LowerToken(6), ""}, ServerCredentials(server));
 	auto first = store.CreateBucket();
 	EXPECT_TRUE(first.Ok()) << first.detail;
 	auto second = store.CreateBucket();

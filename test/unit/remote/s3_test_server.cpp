@@ -1,5 +1,5 @@
-// VersitygwServer: spawn on a free loopback port, wait for the listener, stop with SIGTERM.
-#include "remote/versitygw_server.hpp"
+// S3TestServer: spawn on free loopback ports, wait for the listener, stop with SIGTERM.
+#include "remote/s3_test_server.hpp"
 
 #include <arpa/inet.h>
 #include <chrono>
@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <netinet/in.h>
 #include <random>
 #include <spawn.h>
@@ -70,10 +71,12 @@ static void MakeCertificate(const std::string &cert, const std::string &key) {
 	}
 }
 
-VersitygwServer::VersitygwServer(bool tls) : access_key(RandomToken(20)), secret_key(RandomToken(40)) {
-	const std::string binary = VERSITYGW_BIN;
+S3TestServer::S3TestServer(S3ServerKind kind_p, bool tls)
+    : kind(kind_p), access_key(RandomToken(20)), secret_key(RandomToken(40)) {
+	const std::string binary = kind == S3ServerKind::VERSITYGW ? VERSITYGW_BIN : SEAWEEDFS_BIN;
+	const char *setup = kind == S3ServerKind::VERSITYGW ? "scripts/setup.sh" : "scripts/setup_seaweedfs.sh";
 	if (access(binary.c_str(), X_OK) != 0) {
-		throw std::runtime_error("versitygw is not installed at " + binary + ": run scripts/setup.sh");
+		throw std::runtime_error("the S3 test server is not installed at " + binary + ": run " + setup);
 	}
 	if (tls) {
 		ca_file = data_dir.path + "/cert.pem";
@@ -87,35 +90,84 @@ VersitygwServer::VersitygwServer(bool tls) : access_key(RandomToken(20)), secret
 	}
 	std::ifstream log(log_path);
 	std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-	throw std::runtime_error("versitygw did not start listening on 127.0.0.1 (3 tries); its output:\n" + output);
+	throw std::runtime_error(binary + " did not start listening on 127.0.0.1 (3 tries); its output:\n" + output);
 }
 
-VersitygwServer::~VersitygwServer() {
+S3TestServer::~S3TestServer() {
 	Stop();
 }
 
-VersitygwServer &VersitygwServer::Shared() {
+S3TestServer &S3TestServer::Shared(S3ServerKind kind) {
 	// Deleted by an atexit handler rather than as a static, so it goes after every test and the
 	// process and its temp directory never outlive the test binary.
-	static VersitygwServer *server = [] {
-		auto s = new VersitygwServer();
-		std::atexit([] { delete server; });
-		return s;
-	}();
+	static S3TestServer *servers[2] = {nullptr, nullptr};
+	static std::mutex lock;
+	std::lock_guard<std::mutex> guard(lock);
+	auto &server = servers[static_cast<int>(kind)];
+	if (!server) {
+		server = new S3TestServer(kind);
+		if (kind == S3ServerKind::VERSITYGW) {
+			std::atexit([] { delete servers[0]; });
+		} else {
+			std::atexit([] { delete servers[1]; });
+		}
+	}
 	return *server;
 }
 
-bool VersitygwServer::Start(const std::string &binary) {
+std::vector<std::string> S3TestServer::Arguments(const std::string &binary) {
 	port = FreeLoopbackPort();
-	std::string listen = "127.0.0.1:" + std::to_string(port);
-	std::string root = data_dir.Sub("root");
-	std::vector<std::string> args = {binary, "--port", listen, "--quiet"};
-	if (!ca_file.empty()) {
-		args.insert(args.end(), {"--cert", ca_file, "--key", key_file});
+	std::string data = data_dir.Sub("data");
+	if (kind == S3ServerKind::VERSITYGW) {
+		std::vector<std::string> args = {binary, "--port", "127.0.0.1:" + std::to_string(port), "--quiet"};
+		if (!ca_file.empty()) {
+			args.insert(args.end(), {"--cert", ca_file, "--key", key_file});
+		}
+		args.insert(args.end(), {"posix", data});
+		return args;
 	}
-	args.insert(args.end(), {"posix", root});
-	std::vector<std::string> env = {"ROOT_ACCESS_KEY_ID=" + access_key, "ROOT_SECRET_ACCESS_KEY=" + secret_key,
-	                                "HOME=" + data_dir.path, "PATH=/usr/bin:/bin"};
+	// `weed server` runs master, volume server, filer and S3 gateway in one process, each with an HTTP
+	// and a gRPC port: all on loopback, all picked free, no telemetry (it would leave the machine).
+	auto free_port = [] {
+		return std::to_string(FreeLoopbackPort());
+	};
+	return {binary,
+	        "server",
+	        "-ip=127.0.0.1",
+	        "-ip.bind=127.0.0.1",
+	        "-dir=" + data,
+	        "-master.telemetry=false",
+	        "-master.port=" + free_port(),
+	        "-master.port.grpc=" + free_port(),
+	        "-volume.port=" + free_port(),
+	        "-volume.port.grpc=" + free_port(),
+	        "-volume.max=4",
+	        "-master.volumeSizeLimitMB=64",
+	        "-filer",
+	        "-filer.port=" + free_port(),
+	        "-filer.port.grpc=" + free_port(),
+	        "-s3",
+	        "-s3.port=" + std::to_string(port),
+	        "-s3.port.grpc=" + free_port(),
+	        "-s3.port.iceberg=0",
+	        "-s3.port.lance=0",
+	        "-s3.autoCreateBucket=false"};
+}
+
+std::vector<std::string> S3TestServer::Environment() const {
+	std::vector<std::string> env = {"HOME=" + data_dir.path, "PATH=/usr/bin:/bin"};
+	if (kind == S3ServerKind::VERSITYGW) {
+		env.insert(env.end(), {"ROOT_ACCESS_KEY_ID=" + access_key, "ROOT_SECRET_ACCESS_KEY=" + secret_key});
+	} else {
+		// SeaweedFS makes an admin identity of these, so no credentials file is needed.
+		env.insert(env.end(), {"AWS_ACCESS_KEY_ID=" + access_key, "AWS_SECRET_ACCESS_KEY=" + secret_key});
+	}
+	return env;
+}
+
+bool S3TestServer::Start(const std::string &binary) {
+	std::vector<std::string> args = Arguments(binary);
+	std::vector<std::string> env = Environment();
 	std::vector<char *> argv, envp;
 	for (auto &a : args) {
 		argv.push_back(&a[0]);
@@ -126,7 +178,7 @@ bool VersitygwServer::Start(const std::string &binary) {
 	argv.push_back(nullptr);
 	envp.push_back(nullptr);
 	// Its output goes to a file in the temp dir, shown only if it never comes up.
-	log_path = data_dir.path + "/versitygw.log";
+	log_path = data_dir.path + "/server.log";
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -137,7 +189,7 @@ bool VersitygwServer::Start(const std::string &binary) {
 		pid = -1;
 		return false;
 	}
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
 	while (std::chrono::steady_clock::now() < deadline) {
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -153,7 +205,7 @@ bool VersitygwServer::Start(const std::string &binary) {
 	return false;
 }
 
-void VersitygwServer::Stop() {
+void S3TestServer::Stop() {
 	if (pid <= 0) {
 		return;
 	}

@@ -9,6 +9,7 @@
 #include <functional>
 #include <random>
 #include <thread>
+#include <unistd.h>
 
 namespace differential {
 namespace test {
@@ -92,5 +93,11 @@ int main() {
 	VersitygwStoreKind versitygw;
 	auto s3_store = versitygw.Make();
 	Measure("versitygw (loopback, http)", *s3_store);
+	// The opt-in second server, when scripts/setup_seaweedfs.sh has built it.
+	if (access(SEAWEEDFS_BIN, X_OK) == 0) {
+		SeaweedfsStoreKind seaweedfs;
+		auto seaweedfs_store = seaweedfs.Make();
+		Measure("SeaweedFS (loopback, http)", *seaweedfs_store);
+	}
 	return 0;
 }

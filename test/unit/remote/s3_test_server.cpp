@@ -141,7 +141,7 @@ std::vector<std::string> S3TestServer::Arguments(const std::string &binary) {
 	        "-master.port.grpc=" + free_port(),
 	        "-volume.port=" + free_port(),
 	        "-volume.port.grpc=" + free_port(),
-	        "-volume.max=4",
+	        "-volume.max=16",
 	        "-master.volumeSizeLimitMB=64",
 	        "-filer",
 	        "-filer.port=" + free_port(),

@@ -212,10 +212,6 @@ S3Response S3ObjectStore::Send(const Request &request) const {
 	return std::move(call.response);
 }
 
-} // namespace differential
-
-namespace differential {
-
 struct S3ObjectStore::ClientShutdown {
 	std::mutex lock;
 	std::condition_variable signal;
@@ -255,6 +251,16 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	if (!location.prefix.empty() && location.prefix.back() != '/') {
 		location.prefix += '/';
 	}
+	// Every request parses the same scheme://host[:port]; a bad endpoint is refused here, once.
+	auto target = MakeS3Target(credentials, location.bucket, "");
+	std::string endpoint_text = target.scheme + "://" + target.authority;
+	auto endpoint_cursor = Cursor(endpoint_text);
+	struct aws_uri endpoint;
+	if (aws_uri_init_parse(&endpoint, aws_default_allocator(), &endpoint_cursor) != AWS_OP_SUCCESS) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_s3_location",
+		     "The S3 endpoint '" + credentials.endpoint + "' is not host[:port]. Fix ENDPOINT.");
+	}
+	aws_uri_clean_up(&endpoint);
 	auto &runtime = CrtRuntime::Get();
 	// The client copies the TLS options it is given, so ours only need to outlive its creation.
 	std::unique_ptr<aws_tls_connection_options, void (*)(aws_tls_connection_options *)> own_tls(nullptr,

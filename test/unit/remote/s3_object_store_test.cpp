@@ -218,8 +218,11 @@ TEST(S3ObjectStore, CreateBucketTwiceIsFine) {
 	EXPECT_EQ(store.Describe().rfind("s3://twice-", 0), 0u);
 }
 
-TEST(S3ObjectStore, RefusesAnEmptyBucket) {
+TEST(S3ObjectStore, RefusesAnEmptyBucketAndABadEndpoint) {
 	EXPECT_EQ(ErrorCode([] { S3ObjectStore store({"", ""}, S3Credentials {}); }), "invalid_s3_location");
+	S3Credentials credentials;
+	credentials.endpoint = "127.0.0.1:notaport";
+	EXPECT_EQ(ErrorCode([&] { S3ObjectStore store({"b", ""}, credentials); }), "invalid_s3_location");
 }
 
 } // namespace test

@@ -11,6 +11,7 @@
 #include <aws/auth/signing_config.h>
 #include <aws/common/encoding.h>
 #include <aws/common/uri.h>
+#include <aws/http/connection.h>
 #include <aws/http/request_response.h>
 #include <aws/io/channel_bootstrap.h>
 #include <aws/s3/s3_client.h>
@@ -297,6 +298,10 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	config.shutdown_callback = OnClientShutdown;
 	config.shutdown_callback_user_data = shutdown.get();
 	config.connect_timeout_ms = tuning.connect_timeout_ms;
+	struct aws_http_connection_monitoring_options monitoring = {};
+	monitoring.minimum_throughput_bytes_per_second = 1;
+	monitoring.allowable_throughput_failure_interval_seconds = std::max<uint32_t>(1, tuning.stall_timeout_s);
+	config.monitoring_options = &monitoring;
 	config.retry_config.max_retries = tuning.max_retries;
 	config.retry_config.backoff_scale_factor_ms = tuning.backoff_scale_ms;
 	if (tuning.max_retries == 0) {

@@ -46,6 +46,9 @@ struct S3Tuning {
 	uint32_t max_retries = 5;           //! per request, by the CRT's standard retry strategy; 0: none
 	uint32_t backoff_scale_ms = 0;      //! first backoff step; 0: the CRT's default (500 ms)
 	uint32_t connect_timeout_ms = 3000; //! per connection attempt
+	//! A connection that moves no byte for this long while a request is on it is dropped (and the
+	//! request retried): a hung server must not hang a query. The CRT's default is 30 s.
+	uint32_t stall_timeout_s = 30;
 	//! A PEM file of CAs to trust instead of the system's (a private endpoint, a test server).
 	std::string ca_file;
 };

@@ -60,15 +60,19 @@ void FaultProxy::AcceptLoop() {
 			continue;
 		}
 		connections++;
-		bool drop = drops_left.fetch_sub(1) > 0;
+		auto fault = drops_left.fetch_sub(1) > 0    ? Fault::DROP
+		             : stalls_left.fetch_sub(1) > 0 ? Fault::STALL
+		                                            : Fault::NONE;
 		std::lock_guard<std::mutex> guard(lock);
-		pumps.emplace_back([this, client, upstream, drop] { Pump(client, upstream, drop); });
+		pumps.emplace_back([this, client, upstream, fault] { Pump(client, upstream, fault); });
 	}
 }
 
-void FaultProxy::Pump(int client, int upstream, bool drop_response) {
+void FaultProxy::Pump(int client, int upstream, Fault fault) {
 	char buffer[65536];
 	pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+	// A stalled connection reads the answer and sends nothing back until the client gives up.
+	bool drop_response = fault == Fault::DROP, hold_response = fault == Fault::STALL;
 	while (!stopping) {
 		if (poll(fds, 2, 50) <= 0) {
 			continue;
@@ -79,9 +83,13 @@ void FaultProxy::Pump(int client, int upstream, bool drop_response) {
 				continue;
 			}
 			auto n = read(fds[i].fd, buffer, sizeof(buffer));
+			if (i == 1 && hold_response && n <= 0) {
+				fds[1].fd = -1; // the server is done (it may close); the client still waits, in vain
+				continue;
+			}
 			// The server has carried the request out and begun its answer: swallow it and hang up.
 			closed = n <= 0 || (i == 1 && drop_response);
-			for (ssize_t sent = 0; !closed && sent < n;) {
+			for (ssize_t sent = 0; !closed && !(i == 1 && hold_response) && sent < n;) {
 				auto m = write(fds[1 - i].fd, buffer + sent, static_cast<size_t>(n - sent));
 				closed = m <= 0;
 				sent += m > 0 ? m : 0;

@@ -26,19 +26,26 @@ public:
 	void DropNextResponses(int count) {
 		drops_left = count;
 	}
+	//! The next `count` connections pass the request on and then hold the server's answer back while
+	//! keeping the connection open, as a hung server or network would.
+	void StallNextResponses(int count) {
+		stalls_left = count;
+	}
 	int Connections() const {
 		return connections;
 	}
 
 private:
 	void AcceptLoop();
-	void Pump(int client, int upstream, bool drop_response);
+	enum class Fault { NONE, DROP, STALL };
+	void Pump(int client, int upstream, Fault fault);
 
 	int upstream_port;
 	int listener = -1;
 	int port = 0;
 	std::atomic<bool> stopping {false};
 	std::atomic<int> drops_left {0};
+	std::atomic<int> stalls_left {0};
 	std::atomic<int> connections {0};
 	std::thread acceptor;
 	std::mutex lock;

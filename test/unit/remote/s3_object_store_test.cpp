@@ -168,6 +168,41 @@ TEST(S3ObjectStore, IfMatchPutWhoseAnswerWasLostIsOurs) {
 	EXPECT_GE(get.outcome.attempts, 2u);
 }
 
+TEST(S3ObjectStore, AHungServerTimesOutAndIsRetried) {
+	std::string prefix = "hung-" + RandomToken(8) + "/";
+	S3ObjectStore direct({SharedBucket(), prefix}, ServerCredentials(S3TestServer::Shared()));
+	ASSERT_TRUE(PutText(direct, "k", "v").outcome.Ok());
+	FaultProxy proxy(S3TestServer::Shared().Port());
+	auto credentials = ServerCredentials(S3TestServer::Shared());
+	credentials.endpoint = "127.0.0.1:" + std::to_string(proxy.Port());
+	S3Tuning tuning;
+	tuning.stall_timeout_s = 1;
+	tuning.backoff_scale_ms = 10;
+	// The first connection stalls: the CRT drops it after the stall timeout and the retry succeeds.
+	proxy.StallNextResponses(1);
+	S3ObjectStore store({SharedBucket(), prefix}, credentials, tuning);
+	auto start = std::chrono::steady_clock::now();
+	auto get = store.Get("k");
+	auto elapsed = std::chrono::steady_clock::now() - start;
+	EXPECT_TRUE(get.outcome.Ok()) << get.outcome.detail;
+	EXPECT_EQ(get.data, "v");
+	EXPECT_GE(get.outcome.attempts, 2u);
+	EXPECT_GE(elapsed, std::chrono::milliseconds(900));
+	EXPECT_LT(elapsed, std::chrono::seconds(10));
+	// Every connection stalls: `transient`, in bounded time.
+	tuning.max_retries = 1;
+	proxy.StallNextResponses(100);
+	S3ObjectStore impatient({SharedBucket(), prefix}, credentials, tuning);
+	start = std::chrono::steady_clock::now();
+	auto head = impatient.Head("k");
+	elapsed = std::chrono::steady_clock::now() - start;
+	EXPECT_EQ(head.outcome.status, ObjectStatus::TRANSIENT) << head.outcome.detail;
+	EXPECT_NE(head.outcome.detail.find("THROUGHPUT"), std::string::npos) << head.outcome.detail;
+	EXPECT_EQ(head.outcome.attempts, 2u);
+	EXPECT_GE(elapsed, std::chrono::milliseconds(1800));
+	EXPECT_LT(elapsed, std::chrono::seconds(15));
+}
+
 TEST(S3ObjectStore, HttpsWithTheServersCertificate) {
 	// What AWS users run: SigV4 over TLS, here against versitygw serving a fresh self-signed certificate.
 	S3TestServer server(S3ServerKind::VERSITYGW, true);

@@ -87,6 +87,20 @@ TYPED_TEST(ObjectStoreConformance, PutGetHeadRoundTrip) {
 	EXPECT_EQ(this->store->Head("empty").info.size, 0u);
 }
 
+TYPED_TEST(ObjectStoreConformance, FullPackRoundTrip) {
+	// A pack is at most 8 MiB: the whole of one, and a chunk-sized range across its middle.
+	auto pack = RandomBytes(8 << 20, 3);
+	auto put = this->PutText("packs/full", pack, PutCondition::CreateOnly());
+	ASSERT_TRUE(put.outcome.Ok()) << put.outcome.detail;
+	auto get = this->store->Get("packs/full");
+	ASSERT_TRUE(get.outcome.Ok()) << get.outcome.detail;
+	EXPECT_TRUE(get.data == pack);
+	auto chunk = this->store->Get("packs/full", ByteRange {(4 << 20) - 100, 256 << 10});
+	ASSERT_TRUE(chunk.outcome.Ok()) << chunk.outcome.detail;
+	EXPECT_TRUE(chunk.data == pack.substr((4 << 20) - 100, 256 << 10));
+	EXPECT_EQ(chunk.object_size, pack.size());
+}
+
 TYPED_TEST(ObjectStoreConformance, OverwriteChangesEtag) {
 	auto first = this->PutText("heads/main", "one");
 	auto second = this->PutText("heads/main", "two");

@@ -2,6 +2,7 @@
 #include "remote/fault_proxy.hpp"
 
 #include <arpa/inet.h>
+#include <cstdint>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdexcept>
@@ -62,6 +63,7 @@ void FaultProxy::AcceptLoop() {
 		connections++;
 		auto fault = drops_left.fetch_sub(1) > 0    ? Fault::DROP
 		             : stalls_left.fetch_sub(1) > 0 ? Fault::STALL
+		             : cuts_left.fetch_sub(1) > 0   ? Fault::CUT
 		                                            : Fault::NONE;
 		std::lock_guard<std::mutex> guard(lock);
 		pumps.emplace_back([this, client, upstream, fault] { Pump(client, upstream, fault); });
@@ -73,6 +75,8 @@ void FaultProxy::Pump(int client, int upstream, Fault fault) {
 	pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
 	// A stalled connection reads the answer and sends nothing back until the client gives up.
 	bool drop_response = fault == Fault::DROP, hold_response = fault == Fault::STALL;
+	// A cut connection passes this many bytes of the answer on, then closes.
+	size_t answer_left = fault == Fault::CUT ? cut_after.load() : SIZE_MAX;
 	while (!stopping) {
 		if (poll(fds, 2, 50) <= 0) {
 			continue;
@@ -89,11 +93,19 @@ void FaultProxy::Pump(int client, int upstream, Fault fault) {
 			}
 			// The server has carried the request out and begun its answer: swallow it and hang up.
 			closed = n <= 0 || (i == 1 && drop_response);
+			bool cut = false;
+			if (!closed && i == 1 && static_cast<size_t>(n) >= answer_left) {
+				n = static_cast<ssize_t>(answer_left);
+				cut = true;
+			} else if (!closed && i == 1 && answer_left != SIZE_MAX) {
+				answer_left -= static_cast<size_t>(n);
+			}
 			for (ssize_t sent = 0; !closed && !(i == 1 && hold_response) && sent < n;) {
 				auto m = write(fds[1 - i].fd, buffer + sent, static_cast<size_t>(n - sent));
 				closed = m <= 0;
 				sent += m > 0 ? m : 0;
 			}
+			closed = closed || cut;
 		}
 		if (closed) {
 			break;

@@ -31,13 +31,19 @@ public:
 	void StallNextResponses(int count) {
 		stalls_left = count;
 	}
+	//! The next `count` connections pass the request on and then only the first `bytes` of the
+	//! server's answer before closing: a connection cut in the middle of a body.
+	void CutNextResponses(int count, size_t bytes) {
+		cut_after = bytes;
+		cuts_left = count;
+	}
 	int Connections() const {
 		return connections;
 	}
 
 private:
 	void AcceptLoop();
-	enum class Fault { NONE, DROP, STALL };
+	enum class Fault { NONE, DROP, STALL, CUT };
 	void Pump(int client, int upstream, Fault fault);
 
 	int upstream_port;
@@ -46,6 +52,8 @@ private:
 	std::atomic<bool> stopping {false};
 	std::atomic<int> drops_left {0};
 	std::atomic<int> stalls_left {0};
+	std::atomic<int> cuts_left {0};
+	std::atomic<size_t> cut_after {0};
 	std::atomic<int> connections {0};
 	std::thread acceptor;
 	std::mutex lock;

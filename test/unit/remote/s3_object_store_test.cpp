@@ -203,6 +203,37 @@ TEST(S3ObjectStore, AHungServerTimesOutAndIsRetried) {
 	EXPECT_LT(elapsed, std::chrono::seconds(15));
 }
 
+TEST(S3ObjectStore, ABodyCutMidwayIsNeverReturned) {
+	std::string prefix = "cut-" + RandomToken(8) + "/";
+	std::string pack(8 << 20, '\0');
+	for (size_t i = 0; i < pack.size(); i++) {
+		pack[i] = static_cast<char>(i * 2654435761u >> 13);
+	}
+	S3ObjectStore direct({SharedBucket(), prefix}, ServerCredentials(S3TestServer::Shared()));
+	ASSERT_TRUE(PutText(direct, "pack", pack).outcome.Ok());
+	FaultProxy proxy(S3TestServer::Shared().Port());
+	auto credentials = ServerCredentials(S3TestServer::Shared());
+	credentials.endpoint = "127.0.0.1:" + std::to_string(proxy.Port());
+	S3Tuning tuning;
+	tuning.backoff_scale_ms = 10;
+	tuning.max_retries = 2;
+	// The first answer stops after 1 MiB: the CRT retries, and only the whole body reaches us.
+	proxy.CutNextResponses(1, 1 << 20);
+	S3ObjectStore store({SharedBucket(), prefix}, credentials, tuning);
+	auto get = store.Get("pack");
+	ASSERT_TRUE(get.outcome.Ok()) << get.outcome.detail;
+	EXPECT_GE(get.outcome.attempts, 2u);
+	EXPECT_EQ(get.data.size(), pack.size());
+	EXPECT_TRUE(get.data == pack);
+	// Every answer cut: a failure with no bytes, never a short object.
+	proxy.CutNextResponses(100, 1 << 20);
+	S3ObjectStore cut_store({SharedBucket(), prefix}, credentials, tuning);
+	auto cut = cut_store.Get("pack");
+	EXPECT_EQ(cut.outcome.status, ObjectStatus::TRANSIENT) << cut.outcome.detail;
+	EXPECT_TRUE(cut.data.empty());
+	EXPECT_EQ(cut.outcome.attempts, 3u);
+}
+
 TEST(S3ObjectStore, HttpsWithTheServersCertificate) {
 	// What AWS users run: SigV4 over TLS, here against versitygw serving a fresh self-signed certificate.
 	S3TestServer server(S3ServerKind::VERSITYGW, true);

@@ -1,7 +1,7 @@
 // Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
-#include "catalog/repository_registry.hpp"
+#include "repository/repository.hpp"
 #include "common/duckdb_errors.hpp"
 #include "duckdb.hpp"
 #include "duckdb/main/config.hpp"

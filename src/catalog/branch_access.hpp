@@ -2,7 +2,7 @@
 // branch checks themselves are storage facts (storage/branch_lock.hpp).
 #pragma once
 
-#include "catalog/repository_registry.hpp"
+#include "repository/repository.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "storage/branch_lock.hpp"
 

@@ -2,7 +2,7 @@
 // read-only attachment that later lookups of the same snapshot reuse.
 #pragma once
 
-#include "catalog/repository_registry.hpp"
+#include "repository/repository.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/planner/tableref/bound_at_clause.hpp"
 

@@ -26,16 +26,16 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 	storage.SealSegment();
 	// Segments this process opens from here on are newer than this and stay untouched; of the
 	// older ones, those holding records a file here has not published yet stay too.
-	uint64_t sealed_upto = metadata.HighestSegmentId();
+	uint64_t sealed_upto = metadata.accounting.HighestSegmentId();
 	auto unpublished = DiffFileSystem::UnpublishedSegments(repository.root);
 	unpublished.insert(storage.segments.CurrentSegmentId());
 
 	// Files of segments whose removal was recorded but not carried out (a crash in between).
-	for (auto id : metadata.RemovedSegmentIds()) {
+	for (auto id : metadata.accounting.RemovedSegmentIds()) {
 		result.bytes_freed += storage.segments.RemoveSegmentFile(id);
 	}
 
-	auto report = metadata.CollectGarbage();
+	auto report = metadata.garbage.CollectGarbage();
 	result.pins_released = report.pins_released;
 	result.roots_deleted = report.roots_deleted;
 	result.index_pages_deleted = report.pages_deleted;
@@ -55,7 +55,7 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 		auto path = storage.segments.SegmentPath(segment.segment_id);
 		auto size = FileSize(path);
 		if (segment.live_records == 0) {
-			if (metadata.ForgetSegmentIfUnused(segment.segment_id)) {
+			if (metadata.garbage.ForgetSegmentIfUnused(segment.segment_id)) {
 				CrashPoint("cleanup.before_unlink");
 				result.bytes_freed += storage.segments.RemoveSegmentFile(segment.segment_id);
 				result.segments_deleted++;
@@ -67,7 +67,7 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 		}
 		// Compaction: copy the live records into this process's current segment, make the copies
 		// durable, then repoint the metadata in one transaction; only then remove the old file.
-		auto records = metadata.LiveRecordsIn(segment.segment_id);
+		auto records = metadata.garbage.LiveRecordsIn(segment.segment_id);
 		bool has_wal = false;
 		for (auto &record : records) {
 			has_wal = has_wal || !record.is_chunk;
@@ -77,7 +77,7 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 			// and are short-lived: such a segment goes once its ranges do.
 			continue;
 		}
-		std::vector<std::pair<MetadataStore::LiveRecord, ChunkLocation>> moves;
+		std::vector<std::pair<LiveRecord, ChunkLocation>> moves;
 		std::vector<uint8_t> buffer;
 		for (auto &record : records) {
 			buffer.resize(record.location.length);
@@ -86,15 +86,15 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 		}
 		storage.segments.Sync();
 		CrashPoint("compaction.after_copy");
-		metadata.RelocateRecords(moves);
-		if (metadata.ForgetSegmentIfUnused(segment.segment_id)) {
+		metadata.garbage.RelocateRecords(moves);
+		if (metadata.garbage.ForgetSegmentIfUnused(segment.segment_id)) {
 			CrashPoint("cleanup.before_unlink");
 			auto removed = storage.segments.RemoveSegmentFile(segment.segment_id);
 			result.bytes_freed += removed > segment.live_bytes ? removed - segment.live_bytes : 0;
 			result.segments_compacted++;
 		}
 	}
-	metadata.CheckpointMetadata();
+	metadata.accounting.CheckpointMetadata();
 	return result;
 }
 

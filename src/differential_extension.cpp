@@ -1,12 +1,12 @@
 // Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
-#include "repository/repository.hpp"
 #include "common/duckdb_errors.hpp"
 #include "duckdb.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "functions/sql_functions.hpp"
+#include "repository/repository.hpp"
 #include "storage/diff_file_system.hpp"
 
 namespace duckdb {

@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -121,6 +124,31 @@ LocalObjectStore::LocalObjectStore(std::string root_p) : root(std::move(root_p))
 		     "Cannot create the object store directory " + root + ": " + std::strerror(errno) +
 		         ". Check the path and its permissions.");
 	}
+	SweepTempFiles(internal_dir + "/tmp");
+}
+
+//! Removes temp files that a crashed writer left: named `<pid>-<n>`, their process gone, and untouched
+//! for an hour (the age guards against a writer in another pid namespace that shares the directory).
+void LocalObjectStore::SweepTempFiles(const std::string &dir) {
+	DIR *d = opendir(dir.c_str());
+	if (!d) {
+		return;
+	}
+	auto now = time(nullptr);
+	while (auto entry = readdir(d)) {
+		std::string name = entry->d_name;
+		pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+		struct stat st;
+		std::string path = dir + "/" + name;
+		if (pid <= 0 || name.find('-') == std::string::npos || stat(path.c_str(), &st) != 0) {
+			continue;
+		}
+		bool gone = kill(pid, 0) != 0 && errno == ESRCH;
+		if (gone && now - st.st_mtime > 3600) {
+			unlink(path.c_str());
+		}
+	}
+	closedir(d);
 }
 
 std::string LocalObjectStore::Describe() const {

@@ -50,6 +50,7 @@ private:
 	ObjectOutcome Publish(const PutRequest &request, const std::string &temp_path);
 	ObjectOutcome CheckCondition(const PutRequest &request);
 	int LockKey(const std::string &key) const;
+	static void SweepTempFiles(const std::string &dir);
 
 	std::string root;
 	std::string internal_dir;

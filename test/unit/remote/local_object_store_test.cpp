@@ -5,7 +5,9 @@
 #include "test_support.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +47,31 @@ TEST(LocalObjectStore, EtagIsTheContentSha256AndTempFilesGo) {
 	EXPECT_EQ(EntriesIn(dir.path + "/s/.differential-store/tmp"), 0u);
 	// The object is a plain file at its key's path, as in a bucket synced to disk.
 	EXPECT_EQ(EntriesIn(dir.path + "/s/a"), 2u);
+}
+
+TEST(LocalObjectStore, OpeningSweepsTempFilesOfDeadWriters) {
+	TempDir dir;
+	std::string tmp = dir.path + "/s/.differential-store/tmp/";
+	{ LocalObjectStore store(dir.Sub("s")); }
+	// A writer that died two hours ago, one that died a minute ago, and this (live) process.
+	pid_t dead = fork();
+	if (dead == 0) {
+		_exit(0);
+	}
+	waitpid(dead, nullptr, 0);
+	auto touch = [&](const std::string &name, time_t age) {
+		std::string path = tmp + name;
+		close(open(path.c_str(), O_WRONLY | O_CREAT, 0644));
+		struct timespec times[2] = {{time(nullptr) - age, 0}, {time(nullptr) - age, 0}};
+		utimensat(AT_FDCWD, path.c_str(), times, 0);
+	};
+	touch(std::to_string(dead) + "-0", 7200);
+	touch(std::to_string(dead) + "-1", 60);
+	touch(std::to_string(getpid()) + "-7", 7200);
+	LocalObjectStore reopened(dir.path + "/s");
+	EXPECT_NE(access((tmp + std::to_string(dead) + "-0").c_str(), F_OK), 0);
+	EXPECT_EQ(access((tmp + std::to_string(dead) + "-1").c_str(), F_OK), 0);
+	EXPECT_EQ(access((tmp + std::to_string(getpid()) + "-7").c_str(), F_OK), 0);
 }
 
 TEST(LocalObjectStore, AKeyAndItsChildCannotBothExist) {

@@ -55,7 +55,8 @@ protected:
 	Process Open() {
 		Process p;
 		p.metadata = std::make_shared<MetadataStore>(root);
-		p.storage = std::make_shared<RepositoryStorage>(root, std::shared_ptr<FileCatalog>(p.metadata, &p.metadata->files));
+		p.storage =
+		    std::make_shared<RepositoryStorage>(root, std::shared_ptr<FileCatalog>(p.metadata, &p.metadata->files));
 		return p;
 	}
 

@@ -17,5 +17,7 @@ AWSCRT_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/AWSCRT_VERSION")"
 AWSCRT_ROOT="$CACHE_ROOT/awscrt-$AWSCRT_VERSION"              # src/ (unpacked sdist), build/, install/
 VERSITYGW_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/VERSITYGW_VERSION")"
 VERSITYGW_BIN="$CACHE_ROOT/bin-versitygw-$VERSITYGW_VERSION/versitygw"
+TOXIPROXY_VERSION="v2.5.0"                                              # latency and faults
+TOXIPROXY_DIR="$CACHE_ROOT/bin-toxiproxy-$TOXIPROXY_VERSION"              # server and cli
 SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"                  # opt-in second server
 SEAWEEDFS_BIN="$CACHE_ROOT/bin-seaweedfs-$SEAWEEDFS_VERSION/weed"

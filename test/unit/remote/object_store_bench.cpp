@@ -1,5 +1,6 @@
 // Measures the object stores on this machine: small-object latency and 8 MiB pack throughput, against a
 // local directory and versitygw on loopback. Not a test; run build/unit/differential_remote_bench.
+#include "remote/toxiproxy.hpp"
 #include "store_fixtures.hpp"
 
 #include <algorithm>
@@ -93,6 +94,14 @@ int main() {
 	VersitygwStoreKind versitygw;
 	auto s3_store = versitygw.Make();
 	Measure("versitygw (loopback, http)", *s3_store);
+	// The same server 20 ms away (Toxiproxy delays every answer): what request counts cost on a network.
+	Toxiproxy toxiproxy;
+	int port = toxiproxy.AddProxy("s3", S3TestServer::Shared().Port());
+	toxiproxy.AddToxic("s3", "latency", {"latency=20"});
+	auto credentials = ServerCredentials(S3TestServer::Shared());
+	credentials.endpoint = "127.0.0.1:" + std::to_string(port);
+	differential::S3ObjectStore far({SharedBucket(), "far-" + RandomToken(8) + "/"}, credentials);
+	Measure("versitygw + 20 ms latency (Toxiproxy)", far);
 	// The opt-in second server, when scripts/setup_seaweedfs.sh has built it.
 	if (access(SEAWEEDFS_BIN, X_OK) == 0) {
 		SeaweedfsStoreKind seaweedfs;

@@ -16,6 +16,12 @@ file(STRINGS ${DIFFERENTIAL_ROOT}/scripts/common.sh _seaweedfs_line REGEX "^SEAW
 string(REGEX REPLACE "^SEAWEEDFS_VERSION=\"([^\"]*)\".*" "\\1" _seaweedfs_version "${_seaweedfs_line}")
 set(SEAWEEDFS_BIN ${_differential_cache}/bin-seaweedfs-${_seaweedfs_version}/weed
     CACHE FILEPATH "The SeaweedFS binary installed by scripts/setup_seaweedfs.sh")
+file(STRINGS ${DIFFERENTIAL_ROOT}/scripts/common.sh _toxiproxy_line REGEX "^TOXIPROXY_VERSION=")
+string(REGEX REPLACE "^TOXIPROXY_VERSION=\"([^\"]*)\".*" "\\1" _toxiproxy_version "${_toxiproxy_line}")
+set(TOXIPROXY_DIR ${_differential_cache}/bin-toxiproxy-${_toxiproxy_version}
+    CACHE PATH "Toxiproxy's server and cli, installed by scripts/setup_toxiproxy.sh")
+set(DIFFERENTIAL_TEST_SERVERS VERSITYGW_BIN="${VERSITYGW_BIN}" SEAWEEDFS_BIN="${SEAWEEDFS_BIN}"
+                              TOXIPROXY_DIR="${TOXIPROXY_DIR}")
 
 set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/common/hash.cpp
@@ -31,7 +37,10 @@ set(DIFFERENTIAL_REMOTE_SOURCES
 add_executable(
   differential_remote_tests
   ${DIFFERENTIAL_REMOTE_SOURCES}
+  ${CMAKE_CURRENT_LIST_DIR}/process.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_test_server.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/toxiproxy.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/toxiproxy_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fault_proxy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/object_store_conformance_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/local_object_store_test.cpp
@@ -39,8 +48,7 @@ add_executable(
   ${CMAKE_CURRENT_LIST_DIR}/object_store_url_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)
 target_include_directories(differential_remote_tests PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
-target_compile_definitions(differential_remote_tests PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}"
-                                                             SEAWEEDFS_BIN="${SEAWEEDFS_BIN}")
+target_compile_definitions(differential_remote_tests PRIVATE ${DIFFERENTIAL_TEST_SERVERS})
 if(DIFFERENTIAL_TEST_SEAWEEDFS)
   target_compile_definitions(differential_remote_tests PRIVATE DIFFERENTIAL_TEST_SEAWEEDFS)
 endif()
@@ -62,9 +70,9 @@ add_test(NAME RemoteSharedObject.ExportsNoCrtSymbols
 
 # Not a test: prints latencies and throughput of both stores on this machine (see docs/S3.md).
 add_executable(differential_remote_bench ${DIFFERENTIAL_REMOTE_SOURCES} ${CMAKE_CURRENT_LIST_DIR}/s3_test_server.cpp
+                                         ${CMAKE_CURRENT_LIST_DIR}/process.cpp ${CMAKE_CURRENT_LIST_DIR}/toxiproxy.cpp
                                          ${CMAKE_CURRENT_LIST_DIR}/object_store_bench.cpp)
 target_include_directories(differential_remote_bench PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
-target_compile_definitions(differential_remote_bench PRIVATE VERSITYGW_BIN="${VERSITYGW_BIN}"
-                                                             SEAWEEDFS_BIN="${SEAWEEDFS_BIN}")
+target_compile_definitions(differential_remote_bench PRIVATE ${DIFFERENTIAL_TEST_SERVERS})
 target_compile_options(differential_remote_bench PRIVATE -Wall -Wextra -Werror -msse4.2)
 target_link_libraries(differential_remote_bench PRIVATE GTest::gtest differential_aws_crt)

@@ -1,65 +1,13 @@
 // S3TestServer: spawn on free loopback ports, wait for the listener, stop with SIGTERM.
 #include "remote/s3_test_server.hpp"
 
-#include <arpa/inet.h>
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
-#include <fcntl.h>
-#include <fstream>
-#include <iterator>
 #include <mutex>
-#include <netinet/in.h>
-#include <random>
-#include <spawn.h>
 #include <stdexcept>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace differential {
 namespace test {
-
-std::string RandomToken(size_t length) {
-	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-	std::random_device device;
-	std::string out;
-	for (size_t i = 0; i < length; i++) {
-		out += alphabet[device() % (sizeof(alphabet) - 1)];
-	}
-	return out;
-}
-
-//! A port the kernel just handed out on 127.0.0.1; another process could take it before versitygw
-//! binds it, so Start tries a few.
-static int FreeLoopbackPort() {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	sockaddr_in addr {};
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof(addr);
-	int port = 0;
-	if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
-	    getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0) {
-		port = ntohs(addr.sin_port);
-	}
-	close(fd);
-	return port;
-}
-
-static bool Accepts(int port) {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	sockaddr_in addr {};
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	addr.sin_port = htons(static_cast<uint16_t>(port));
-	bool ok = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0;
-	close(fd);
-	return ok;
-}
 
 //! A P-256 key and a self-signed certificate for 127.0.0.1 (openssl's CLI, from Debian's openssl).
 static void MakeCertificate(const std::string &cert, const std::string &key) {
@@ -88,9 +36,8 @@ S3TestServer::S3TestServer(S3ServerKind kind_p, bool tls)
 			return;
 		}
 	}
-	std::ifstream log(log_path);
-	std::string output((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-	throw std::runtime_error(binary + " did not start listening on 127.0.0.1 (3 tries); its output:\n" + output);
+	throw std::runtime_error(binary + " did not start listening on 127.0.0.1 (3 tries); its output:\n" +
+	                         ReadFile(log_path));
 }
 
 S3TestServer::~S3TestServer() {
@@ -166,61 +113,19 @@ std::vector<std::string> S3TestServer::Environment() const {
 }
 
 bool S3TestServer::Start(const std::string &binary) {
-	std::vector<std::string> args = Arguments(binary);
-	std::vector<std::string> env = Environment();
-	std::vector<char *> argv, envp;
-	for (auto &a : args) {
-		argv.push_back(&a[0]);
-	}
-	for (auto &e : env) {
-		envp.push_back(&e[0]);
-	}
-	argv.push_back(nullptr);
-	envp.push_back(nullptr);
 	// Its output goes to a file in the temp dir, shown only if it never comes up.
 	log_path = data_dir.path + "/server.log";
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-	posix_spawn_file_actions_adddup2(&actions, 1, 2);
-	int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
-	posix_spawn_file_actions_destroy(&actions);
-	if (rc != 0) {
-		pid = -1;
-		return false;
-	}
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-	while (std::chrono::steady_clock::now() < deadline) {
-		int status;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			pid = -1; // exited: most likely the port was taken meanwhile
-			return false;
-		}
-		if (Accepts(port)) {
-			return true;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+	pid = Spawn(Arguments(binary), Environment(), log_path);
+	if (pid > 0 && WaitListening(pid, port, 60)) {
+		return true;
 	}
 	Stop();
 	return false;
 }
 
 void S3TestServer::Stop() {
-	if (pid <= 0) {
-		return;
-	}
-	kill(pid, SIGTERM);
-	// Wait for the exit, so a restart on the same port never meets the old listener.
-	for (int i = 0; i < 250; i++) {
-		if (waitpid(pid, nullptr, WNOHANG) == pid) {
-			pid = -1;
-			return;
-		}
-		std::this_thread::sleep_for(std::chrono::milliseconds(20));
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, nullptr, 0);
-	pid = -1;
+	// Waits for the exit, so a restart on the same port never meets the old listener.
+	test::Stop(pid);
 }
 
 } // namespace test

@@ -2,6 +2,7 @@
 // versitygw (always), or the pinned SeaweedFS (opt-in, DIFFERENTIAL_TEST_SEAWEEDFS=ON at configure).
 #pragma once
 
+#include "remote/process.hpp"
 #include "test_support.hpp"
 
 #include <string>
@@ -65,9 +66,6 @@ private:
 	pid_t pid = -1;
 	int port = 0;
 };
-
-//! A random token of `length` letters and digits (for credentials and unique names).
-std::string RandomToken(size_t length);
 
 } // namespace test
 } // namespace differential

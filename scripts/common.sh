@@ -12,3 +12,12 @@ EXTENSION_OUT="$REPO_ROOT/build/release/differential.duckdb_extension"
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"
 export CCACHE_BASEDIR="$CACHE_ROOT"
 log() { printf '\033[1m[differential]\033[0m %s\n' "$*" >&2; }
+# S3 foundation (issue 10): the pinned AWS CRT build and the test server, both under the cache.
+AWSCRT_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/AWSCRT_VERSION")"
+AWSCRT_ROOT="$CACHE_ROOT/awscrt-$AWSCRT_VERSION"              # src/ (unpacked sdist), build/, install/
+VERSITYGW_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/VERSITYGW_VERSION")"
+VERSITYGW_BIN="$CACHE_ROOT/bin-versitygw-$VERSITYGW_VERSION/versitygw"
+TOXIPROXY_VERSION="v2.5.0"                                              # latency and faults
+TOXIPROXY_DIR="$CACHE_ROOT/bin-toxiproxy-$TOXIPROXY_VERSION"              # server and cli
+SEAWEEDFS_VERSION="v0.0.0-20261109003541-7506e5f91cd6"                  # opt-in second server
+SEAWEEDFS_BIN="$CACHE_ROOT/bin-seaweedfs-$SEAWEEDFS_VERSION/weed"

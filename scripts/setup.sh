@@ -37,3 +37,9 @@ fi
 # external/duckdb is where the build and editors look for headers; it is a link into the cache, never committed.
 mkdir -p "$REPO_ROOT/external"
 ln -sfn "$DUCKDB_SRC/external/duckdb" "$REPO_ROOT/external/duckdb"
+
+# S3 (issue 10): the AWS CRT C libraries from the pinned awscrt sdist, the versitygw test server and
+# Toxiproxy; each builds once into the cache and is skipped after that.
+bash "$REPO_ROOT/scripts/setup_crt.sh"
+bash "$REPO_ROOT/scripts/setup_versitygw.sh"
+bash "$REPO_ROOT/scripts/setup_toxiproxy.sh"

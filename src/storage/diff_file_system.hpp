@@ -2,6 +2,7 @@
 // enforces one writer per branch (a lock file per branch) and counts open handles per branch.
 #pragma once
 
+#include "common/duckdb_logging.hpp"
 #include "duckdb/common/file_system.hpp"
 #include "storage/repository_storage.hpp"
 #include "storage/versioned_file.hpp"
@@ -18,7 +19,8 @@ using StorageResolver = std::function<std::shared_ptr<RepositoryStorage>(const s
 
 class DiffFileSystem : public duckdb::FileSystem {
 public:
-	explicit DiffFileSystem(StorageResolver resolver);
+	//! `instance`, when given, receives the log events of this file system's calls.
+	explicit DiffFileSystem(StorageResolver resolver, duckdb::DatabaseInstance *instance = nullptr);
 
 	std::string GetName() const override {
 		return "DifferentialFileSystem";
@@ -65,11 +67,14 @@ public:
 	static std::set<uint64_t> UnpublishedSegments(const std::string &repository);
 	//! Called by handles as they close.
 	static void ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable);
+	//! Routes this thread's log events to the instance's DuckDB log until the result goes.
+	std::unique_ptr<DuckDBLogScope> RouteLogs();
 
 private:
 	std::shared_ptr<VersionedFile> Lookup(const std::string &path, FileAddress &address);
 
 	StorageResolver resolver;
+	duckdb::DatabaseInstance *instance;
 };
 
 } // namespace differential

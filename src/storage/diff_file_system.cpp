@@ -87,10 +87,6 @@ DiffFileSystem::DiffFileSystem(StorageResolver resolver_p, duckdb::DatabaseInsta
     : resolver(std::move(resolver_p)), instance(instance_p) {
 }
 
-std::unique_ptr<DuckDBLogScope> DiffFileSystem::RouteLogs() {
-	return instance ? std::make_unique<DuckDBLogScope>(*instance) : nullptr;
-}
-
 bool DiffFileSystem::CanHandleFile(const std::string &path) {
 	return IsDiffPath(path);
 }
@@ -182,6 +178,7 @@ static std::shared_ptr<VersionedFile> OpenStoredFile(FileRegistry &registry, con
 
 duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
                                                         duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto log = RouteLogs();
 	return Translated([&]() -> duckdb::unique_ptr<FileHandle> {
 		auto address = ParseDiffPath(path);
 		bool write = flags.OpenForWriting();
@@ -282,6 +279,7 @@ void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, id
 }
 
 void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
+	auto log = RouteLogs();
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -319,6 +317,7 @@ duckdb::timestamp_t DiffFileSystem::GetLastModifiedTime(FileHandle &handle) {
 }
 
 void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
+	auto log = RouteLogs();
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {

@@ -11,11 +11,26 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace differential {
 
 using StorageResolver = std::function<std::shared_ptr<RepositoryStorage>(const std::string &repository)>;
+
+//! Routes the calling thread's log events to an instance's DuckDB log while it lives (or nowhere,
+//! without an instance: unit tests and tools).
+class InstanceLogScope {
+public:
+	explicit InstanceLogScope(duckdb::DatabaseInstance *instance) {
+		if (instance) {
+			scope.emplace(*instance);
+		}
+	}
+
+private:
+	std::optional<DuckDBLogScope> scope;
+};
 
 class DiffFileSystem : public duckdb::FileSystem {
 public:
@@ -68,7 +83,9 @@ public:
 	//! Called by handles as they close.
 	static void ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable);
 	//! Routes this thread's log events to the instance's DuckDB log until the result goes.
-	std::unique_ptr<DuckDBLogScope> RouteLogs();
+	InstanceLogScope RouteLogs() {
+		return InstanceLogScope(instance);
+	}
 
 private:
 	std::shared_ptr<VersionedFile> Lookup(const std::string &path, FileAddress &address);

@@ -196,7 +196,10 @@ void SegmentStore::Sync(const char *edge) {
 		}
 	}
 	CloseFlushedRetired();
-	LogEvent("segment_fsync", timer.ElapsedMs(), std::to_string(to_sync.size()) + " segment file(s) in " + directory);
+	if (LogEnabled()) {
+		LogEvent("segment_fsync", timer.ElapsedMs(),
+		         std::to_string(to_sync.size()) + " segment file(s) in " + directory);
+	}
 }
 
 void SegmentStore::CloseFlushedRetired() {

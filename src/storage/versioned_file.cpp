@@ -143,7 +143,9 @@ void VersionedFile::Sync() {
 	PublishLocked();
 	CrashPoint("sync.after_publish");
 	dirty = false;
-	LogEvent("publish", timer.ElapsedMs(), address.ToPath() + " (" + std::to_string(length) + " bytes)");
+	if (LogEnabled()) {
+		LogEvent("publish", timer.ElapsedMs(), address.ToPath() + " (" + std::to_string(length) + " bytes)");
+	}
 }
 
 FileAddress VersionedFile::Address() {

@@ -18,6 +18,7 @@ namespace differential {
 static constexpr const char *COMPACTION_WRITE_EDGE = "compaction.write";
 static constexpr const char *COMPACTION_SYNC_EDGE = "compaction.fdatasync";
 
+//! 0 when the file cannot be inspected: the segment is then left for a later cleanup, not compacted.
 static uint64_t FileSize(const std::string &path) {
 	struct stat st;
 	return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;

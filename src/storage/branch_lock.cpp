@@ -40,9 +40,15 @@ BranchLock::BranchLock(const FileAddress &address) {
 		     "Cannot open the branch lock " + path + ": " + std::strerror(errno) + ". Check permissions, then retry.");
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		auto who = HolderOf(fd);
+		auto error = errno;
+		auto who = error == EWOULDBLOCK ? HolderOf(fd) : std::string();
 		close(fd);
 		fd = -1;
+		if (error != EWOULDBLOCK) {
+			Fail(ErrorKind::IO, "io_error",
+			     "Cannot lock the branch lock " + path + ": " + std::strerror(error) +
+			         ". Retry; if it persists, check that the file system supports flock.");
+		}
 		Fail(ErrorKind::CONFLICT, "branch_locked",
 		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
 		         " is open for writing by " + who +

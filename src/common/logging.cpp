@@ -22,7 +22,7 @@ bool LogEnabled(LogLevel level) {
 	}
 }
 
-static void Report(const char *event, double duration_ms, const std::string &detail, LogLevel level) {
+static void Report(const std::string &event, double duration_ms, const std::string &detail, LogLevel level) {
 	try {
 		if (!current_sink || !current_sink->Enabled(level)) {
 			return;
@@ -38,11 +38,11 @@ static void Report(const char *event, double duration_ms, const std::string &det
 	}
 }
 
-void LogEvent(const char *event, double duration_ms, const std::string &detail) {
+void LogEvent(const std::string &event, double duration_ms, const std::string &detail) {
 	Report(event, duration_ms, detail, LogLevel::INFO);
 }
 
-void LogWarning(const char *event, const std::string &detail) {
+void LogWarning(const std::string &event, const std::string &detail) {
 	Report(event, -1, detail, LogLevel::WARNING);
 }
 

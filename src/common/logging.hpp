@@ -43,9 +43,9 @@ private:
 //! Whether anyone listens on this thread at `level`.
 bool LogEnabled(LogLevel level = LogLevel::INFO);
 //! Reports a timed event. Never throws: a failing sink must not turn an operation's result around.
-void LogEvent(const char *event, double duration_ms, const std::string &detail = "");
+void LogEvent(const std::string &event, double duration_ms, const std::string &detail = "");
 //! Reports a failure that was handled (not raised): what failed and what was done about it.
-void LogWarning(const char *event, const std::string &detail);
+void LogWarning(const std::string &event, const std::string &detail);
 
 //! Measures wall time from construction, for LogEvent durations.
 class LogTimer {

@@ -24,22 +24,7 @@ int Open(const char *label, const char *path, int flags, mode_t mode) {
 }
 
 ssize_t PWriteAll(const char *label, int fd, const void *data, size_t size, off_t offset) {
-	if (Faulted(label)) {
-		return -1;
-	}
-	auto p = static_cast<const char *>(data);
-	size_t done = 0;
-	while (done < size) {
-		auto n = pwrite(fd, p + done, size - done, offset + static_cast<off_t>(done));
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n < 0) {
-			return -1;
-		}
-		done += static_cast<size_t>(n);
-	}
-	return static_cast<ssize_t>(done);
+	return PWriteAll(label, fd, std::vector<iovec> {{const_cast<void *>(data), size}}, offset);
 }
 
 ssize_t PWriteAll(const char *label, int fd, std::vector<iovec> parts, off_t offset) {

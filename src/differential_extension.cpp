@@ -1,13 +1,13 @@
 // Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
-#include "catalog/repository_registry.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "duckdb.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "functions/sql_functions.hpp"
+#include "repository/repository.hpp"
 #include "storage/diff_file_system.hpp"
 
 namespace duckdb {

@@ -12,6 +12,7 @@
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "storage/diff_path.hpp"
 
+#include <optional>
 #include <set>
 
 namespace differential {
@@ -43,63 +44,109 @@ static std::string StringOption(const std::string &name, const Value &value) {
 	return value.ToString();
 }
 
+//! What an ATTACH asks for, read from its path and options before anything is opened.
+struct AttachRequest {
+	std::string database;
+	std::string branch = "main";
+	bool branch_given = false;
+	std::string repository_path;
+	std::optional<int64_t> snapshot_id;
+};
+
+static int64_t SnapshotOption(const Value &value) {
+	int64_t snapshot_id = -1;
+	try {
+		snapshot_id = value.DefaultCastAs(LogicalType::BIGINT).GetValue<int64_t>();
+	} catch (std::exception &) {
+		// Not a number: refused below with the same message as a number below 1.
+	}
+	if (snapshot_id < 1) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "ATTACH option SNAPSHOT takes a snapshot id (a positive integer), got " + value.ToString() + ".");
+	}
+	return snapshot_id;
+}
+
+//! Reads (and erases) the options differential consumes; refuses unknown and unsupported ones.
+static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &options) {
+	AttachRequest request;
+	request.database = path;
+	if (request.database.find("://") != std::string::npos) {
+		Fail(ErrorKind::INVALID_INPUT, "not_supported",
+		     "ATTACH 'differential:" + request.database +
+		         "' names a remote branch head; S3 databases are not supported by this build yet. Attach a local "
+		         "database with ATTACH 'differential:<name>'.");
+	}
+	ValidateName("database", request.database);
+	for (auto &option : options.options) {
+		auto key = StringUtil::Lower(option.first);
+		if (key == "branch") {
+			request.branch = StringOption("branch", option.second);
+			request.branch_given = true;
+			ValidateName("branch", request.branch);
+		} else if (key == "repository") {
+			request.repository_path = StringOption("repository", option.second);
+		} else if (key == "snapshot") {
+			request.snapshot_id = SnapshotOption(option.second);
+		} else if (REMOTE_OPTIONS.count(key)) {
+			Fail(ErrorKind::INVALID_INPUT, "not_supported",
+			     "ATTACH option " + StringUtil::Upper(key) +
+			         " needs S3 support, which this build does not have yet. Remove it to attach a local database.");
+		} else if (!NATIVE_OPTIONS.count(key)) {
+			Fail(ErrorKind::INVALID_INPUT, "unknown_option",
+			     "ATTACH option " + StringUtil::Upper(key) +
+			         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
+			         "READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
+		}
+	}
+	for (auto key : {"branch", "repository", "snapshot"}) {
+		options.options.erase(key);
+	}
+	if (request.snapshot_id && request.branch_given) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "ATTACH takes either BRANCH or SNAPSHOT, not both: a snapshot belongs to the database, not to a branch.");
+	}
+	return request;
+}
+
+//! The diff:// path of what the request names, creating the database when a writable ATTACH of its
+//! main branch is the first to name it.
+static std::string ResolveAttachPath(Repository &repository, const AttachRequest &request, bool read_only) {
+	auto &history = repository.metadata->history;
+	auto &database = request.database;
+	if (!history.FindDatabase(database)) {
+		if (read_only || request.branch != "main") {
+			Fail(ErrorKind::NOT_FOUND, "database_not_found",
+			     "Database " + QuoteName(database) + " does not exist in the repository " + repository.root +
+			         ". Create it with ATTACH 'differential:" + database +
+			         "' (read-write, main branch), or list databases with differential_databases().");
+		}
+		history.EnsureDatabase(database);
+	}
+	if (request.snapshot_id) {
+		if (!history.FindSnapshot(database, *request.snapshot_id)) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(*request.snapshot_id) +
+			         ". List its snapshots with differential_snapshots('" + database + "').");
+		}
+		return SnapshotPath(repository.root, database, *request.snapshot_id);
+	}
+	if (!history.FindBranch(database, request.branch)) {
+		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+		     "Database " + QuoteName(database) + " has no branch " + QuoteName(request.branch) +
+		         ". Create it with differential_create_branch('" + database + "', '" + request.branch +
+		         "'), or list branches with differential_branches('" + database + "').");
+	}
+	return BranchPath(repository.root, database, request.branch);
+}
+
 static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
                                               AttachedDatabase &db, const string &name, AttachInfo &info,
                                               AttachOptions &options) {
 	return Translated([&]() -> unique_ptr<Catalog> {
-		auto database = info.path;
-		if (database.find("://") != std::string::npos) {
-			Fail(ErrorKind::INVALID_INPUT, "not_supported",
-			     "ATTACH 'differential:" + database +
-			         "' names a remote branch head; S3 databases are not supported by this build yet. Attach a "
-			         "local database with ATTACH 'differential:<name>'.");
-		}
-		ValidateName("database", database);
-		std::string branch = "main";
-		bool branch_given = false;
-		std::string repository_path;
-		int64_t snapshot_id = -1;
-		for (auto &option : options.options) {
-			auto key = StringUtil::Lower(option.first);
-			if (key == "branch") {
-				branch = StringOption("branch", option.second);
-				branch_given = true;
-				ValidateName("branch", branch);
-			} else if (key == "repository") {
-				repository_path = StringOption("repository", option.second);
-			} else if (key == "snapshot") {
-				try {
-					snapshot_id = option.second.DefaultCastAs(LogicalType::BIGINT).GetValue<int64_t>();
-				} catch (std::exception &) {
-					snapshot_id = -1;
-				}
-				if (snapshot_id < 1) {
-					Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-					     "ATTACH option SNAPSHOT takes a snapshot id (a positive integer), got " +
-					         option.second.ToString() + ".");
-				}
-			} else if (REMOTE_OPTIONS.count(key)) {
-				Fail(ErrorKind::INVALID_INPUT, "not_supported",
-				     "ATTACH option " + StringUtil::Upper(key) +
-				         " needs S3 support, which this build does not have yet. Remove it to attach a local "
-				         "database.");
-			} else if (!NATIVE_OPTIONS.count(key)) {
-				Fail(ErrorKind::INVALID_INPUT, "unknown_option",
-				     "ATTACH option " + StringUtil::Upper(key) +
-				         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
-				         "READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
-			}
-		}
-		for (auto key : {"branch", "repository", "snapshot"}) {
-			options.options.erase(key);
-		}
+		auto request = ReadAttachOptions(info.path, options);
 		bool read_only = options.access_mode == AccessMode::READ_ONLY;
-		if (snapshot_id >= 0) {
-			if (branch_given) {
-				Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-				     "ATTACH takes either BRANCH or SNAPSHOT, not both: a snapshot belongs to the database, not to "
-				     "a branch.");
-			}
+		if (request.snapshot_id) {
 			// A snapshot is immutable: attach it read-only whatever was asked.
 			options.access_mode = AccessMode::READ_ONLY;
 			db.SetReadOnlyDatabase();
@@ -108,36 +155,13 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		// DuckDB reports the blocks a checkpoint freed only with trim_free_blocks on; without it their
 		// stale bytes would stay in the branch's chunk map, and cleanup could never reclaim them.
 		DBConfig::GetConfig(context).options.trim_free_blocks = true;
-		auto repository = OpenRepository(repository_path.empty() ? RepositorySetting(context)
-		                                                         : NormalizeRepositoryPath(repository_path));
-		auto &metadata = *repository->metadata;
-		if (!metadata.FindDatabase(database)) {
-			if (read_only || branch != "main") {
-				Fail(ErrorKind::NOT_FOUND, "database_not_found",
-				     "Database " + QuoteName(database) + " does not exist in the repository " + repository->root +
-				         ". Create it with ATTACH 'differential:" + database +
-				         "' (read-write, main branch), or list databases with differential_databases().");
-			}
-			metadata.EnsureDatabase(database);
-		}
-		if (snapshot_id >= 0) {
-			if (!metadata.FindSnapshot(database, snapshot_id)) {
-				Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-				     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
-				         ". List its snapshots with differential_snapshots('" + database + "').");
-			}
-			info.path = SnapshotPath(repository->root, database, snapshot_id);
-			branch.clear();
-		} else {
-			if (!metadata.FindBranch(database, branch)) {
-				Fail(ErrorKind::NOT_FOUND, "branch_not_found",
-				     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch) +
-				         ". Create it with differential_create_branch('" + database + "', '" + branch +
-				         "'), or list branches with differential_branches('" + database + "').");
-			}
-			info.path = BranchPath(repository->root, database, branch);
-		}
-		return make_uniq<DifferentialCatalog>(db, repository, database, branch, snapshot_id);
+		auto repository =
+		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
+		                                                   : NormalizeRepositoryPath(request.repository_path));
+		info.path = ResolveAttachPath(*repository, request, read_only);
+		return make_uniq<DifferentialCatalog>(db, repository, request.database,
+		                                      request.snapshot_id ? std::string() : request.branch,
+		                                      request.snapshot_id.value_or(-1));
 	});
 }
 

@@ -46,8 +46,8 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 			     "AT (VERSION => " + value.ToString() + ") is not a snapshot id. Use an integer from " + database +
 			         ".snapshots().");
 		}
-		if (!metadata.FindSnapshot(database, id)) {
-			if (metadata.SnapshotExpiredAt(database, id)) {
+		if (!metadata.history.FindSnapshot(database, id)) {
+			if (metadata.history.SnapshotExpiredAt(database, id)) {
 				Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
 				     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
 				         " was expired. List the snapshots still kept with " + database + ".snapshots().");
@@ -66,7 +66,7 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 			Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
 			     "AT (TIMESTAMP => " + value.ToString() + ") is not a timestamp.");
 		}
-		auto snapshot = metadata.FindSnapshotAsOf(database, Timestamp::GetEpochMicroSeconds(ts));
+		auto snapshot = metadata.history.FindSnapshotAsOf(database, Timestamp::GetEpochMicroSeconds(ts));
 		if (!snapshot) {
 			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 			     "Database " + QuoteName(database) + " has no snapshot at or before " + value.ToString() +

@@ -33,14 +33,14 @@ std::shared_ptr<Repository> CurrentRepository(ClientContext &context) {
 
 int64_t SnapshotOrLatest(MetadataStore &metadata, const std::string &database, std::optional<int64_t> snapshot,
                          const std::string &purpose) {
-	if (!metadata.FindDatabase(database)) {
+	if (!metadata.history.FindDatabase(database)) {
 		Fail(ErrorKind::NOT_FOUND, "database_not_found",
 		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
 	}
 	if (snapshot) {
 		return *snapshot;
 	}
-	auto latest = metadata.LatestSnapshot(database);
+	auto latest = metadata.history.LatestSnapshot(database);
 	if (!latest) {
 		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 		     "Database " + QuoteName(database) + " has no snapshot on main to " + purpose +

@@ -22,7 +22,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [database](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    Rows rows;
-		    for (auto &branch : repository->metadata->ListBranches(database)) {
+		    for (auto &branch : repository->metadata->history.ListBranches(database)) {
 			    FileAddress address;
 			    address.repository = repository->root;
 			    address.database = database;

@@ -25,7 +25,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
 		    auto from = SnapshotOrLatest(metadata, source, snapshot, "clone");
-		    auto clone = metadata.CloneDatabase(source, target, from);
+		    auto clone = metadata.lifecycle.CloneDatabase(source, target, from);
 		    return Rows {{Value(clone.name), Value(clone.uuid), Value(source), Value::BIGINT(from)}};
 	    },
 	    types, names);

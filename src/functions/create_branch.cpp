@@ -25,7 +25,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
 		    auto from = SnapshotOrLatest(metadata, database, snapshot, "branch from");
-		    auto record = metadata.CreateBranch(database, branch, from);
+		    auto record = metadata.history.CreateBranch(database, branch, from);
 		    return Rows {{Value(database), Value(record.name), Value::BIGINT(from)}};
 	    },
 	    types, names);

@@ -17,7 +17,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 	     {"snapshot_count", LogicalType::BIGINT}},
 	    [](ClientContext &context) {
 		    Rows rows;
-		    for (auto &db : CurrentRepository(context)->metadata->ListDatabases()) {
+		    for (auto &db : CurrentRepository(context)->metadata->history.ListDatabases()) {
 			    rows.push_back({Value(db.name), Value(db.uuid), TimestampFromMicros(db.created_at_us),
 			                    Value::BIGINT(db.branch_count), Value::BIGINT(db.snapshot_count)});
 		    }

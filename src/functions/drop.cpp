@@ -23,13 +23,13 @@ static unique_ptr<FunctionData> BindDropBranch(ClientContext &, TableFunctionBin
 	    {{"database_name", LogicalType::VARCHAR}, {"branch_name", LogicalType::VARCHAR}},
 	    [=](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
-		    if (branch == "main" || !repository->metadata->FindBranch(database, branch)) {
+		    if (branch == "main" || !repository->metadata->history.FindBranch(database, branch)) {
 			    // DropBranch refuses main and unknown names before it writes anything; asking it
 			    // first keeps those refusals independent of whether the branch is attached.
-			    repository->metadata->DropBranch(database, branch);
+			    repository->metadata->lifecycle.DropBranch(database, branch);
 		    }
 		    auto lock = LockClosedBranch(repository->root, database, branch);
-		    repository->metadata->DropBranch(database, branch);
+		    repository->metadata->lifecycle.DropBranch(database, branch);
 		    return Rows {{Value(database), Value(branch)}};
 	    },
 	    types, names);
@@ -46,7 +46,7 @@ static unique_ptr<FunctionData> BindDropDatabase(ClientContext &, TableFunctionB
 	    [=](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
-		    auto record = metadata.FindDatabase(database);
+		    auto record = metadata.history.FindDatabase(database);
 		    if (!record) {
 			    Fail(ErrorKind::NOT_FOUND, "database_not_found",
 			         "Database " + QuoteName(database) +
@@ -55,10 +55,10 @@ static unique_ptr<FunctionData> BindDropDatabase(ClientContext &, TableFunctionB
 		    // This instance's time-travel attachments are ours to close; anything else must be.
 		    ReleaseSnapshotAttachments(context, repository->root, database);
 		    std::vector<std::unique_ptr<BranchLock>> locks;
-		    for (auto &branch : metadata.ListBranches(database)) {
+		    for (auto &branch : metadata.history.ListBranches(database)) {
 			    locks.push_back(LockClosedBranch(repository->root, database, branch.name));
 		    }
-		    metadata.DropDatabase(database);
+		    metadata.lifecycle.DropDatabase(database);
 		    return Rows {{Value(database), Value::BIGINT(record->branch_count), Value::BIGINT(record->snapshot_count)}};
 	    },
 	    types, names);

@@ -50,8 +50,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    {{"snapshot_id", LogicalType::BIGINT}},
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
-		    auto expired = by_age ? metadata.ExpireSnapshotsBefore(database, NowMicros() - age_us)
-		                          : metadata.ExpireSnapshots(database, ids);
+		    auto expired = by_age ? metadata.lifecycle.ExpireSnapshotsBefore(database, NowMicros() - age_us)
+		                          : metadata.lifecycle.ExpireSnapshots(database, ids);
 		    Rows rows;
 		    for (auto id : expired) {
 			    rows.push_back({Value::BIGINT(id)});

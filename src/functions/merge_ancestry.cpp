@@ -28,7 +28,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"expired", LogicalType::BOOLEAN}},
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
-		    auto graph = metadata.SnapshotParents(database);
+		    auto graph = metadata.history.SnapshotParents(database);
 		    for (auto id : {ours, theirs}) {
 			    if (!graph.count(id)) {
 				    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
@@ -45,7 +45,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 				    parents.push_back(Value::BIGINT(parent));
 			    }
 			    auto side = node.from_ours && node.from_theirs ? "both" : node.from_ours ? "ours" : "theirs";
-			    bool expired = !metadata.FindSnapshot(database, node.snapshot_id).has_value();
+			    bool expired = !metadata.history.FindSnapshot(database, node.snapshot_id).has_value();
 			    rows.push_back({Value::BIGINT(node.snapshot_id), Value(node.kind),
 			                    Value::LIST(LogicalType::BIGINT, parents), Value(side), Value::BOOLEAN(node.candidate),
 			                    base, Value(BaseSelectionName(ancestry.selection)), Value::BOOLEAN(expired)});

@@ -82,13 +82,13 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"row_values", LogicalType::LIST(TypedValueType())}},
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
-		    if (!metadata.FindMergeRequest(database, request_id)) {
+		    if (!metadata.merges.FindMergeRequest(database, request_id)) {
 			    Fail(ErrorKind::NOT_FOUND, "merge_request_not_found",
 			         "Database " + QuoteName(database) + " has no merge request " + QuoteName(request_id) +
 			             ". List them with differential_merge_requests('" + database + "').");
 		    }
 		    Rows rows;
-		    for (auto &frozen : metadata.FrozenResolutions(database, request_id)) {
+		    for (auto &frozen : metadata.merges.FrozenResolutions(database, request_id)) {
 			    for (auto &row : DecisionRows(DeserializeResolution(frozen.first, frozen.second))) {
 				    rows.push_back(row);
 			    }

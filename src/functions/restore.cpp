@@ -29,19 +29,20 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [=](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
-		    if (!metadata.FindBranch(database, branch)) {
-			    Fail(ErrorKind::NOT_FOUND, metadata.FindDatabase(database) ? "branch_not_found" : "database_not_found",
+		    if (!metadata.history.FindBranch(database, branch)) {
+			    Fail(ErrorKind::NOT_FOUND,
+			         metadata.history.FindDatabase(database) ? "branch_not_found" : "database_not_found",
 			         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 			             " does not exist. List branches with differential_branches('" + database + "').");
 		    }
-		    if (!metadata.FindSnapshot(database, snapshot_id)) {
+		    if (!metadata.history.FindSnapshot(database, snapshot_id)) {
 			    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 			         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
 			             ". List its snapshots with differential_snapshots('" + database + "').");
 		    }
 		    RequireBranchClosed(repository->root, database, branch);
 		    bool has_wal = false;
-		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal) && has_wal) {
+		    if (metadata.history.HasUnsnapshottedChanges(database, branch, has_wal) && has_wal) {
 			    // Folding the WAL into the database file changes no data; it attaches the branch, so it
 			    // takes (and gives back) the branch lock itself, refusing if another process writes it.
 			    CheckpointClosedBranch(context, *repository, database, branch);
@@ -49,7 +50,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    // Everything that changes history happens under the lock, after every check passed.
 		    auto lock = LockClosedBranch(repository->root, database, branch);
 		    Value preserved(LogicalType::BIGINT);
-		    if (metadata.HasUnsnapshottedChanges(database, branch, has_wal)) {
+		    if (metadata.history.HasUnsnapshottedChanges(database, branch, has_wal)) {
 			    if (has_wal) {
 				    Fail(ErrorKind::CONFLICT, "branch_changed",
 				         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
@@ -57,9 +58,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    }
 			    SnapshotRequest request;
 			    request.message = "state before restoring snapshot " + std::to_string(snapshot_id);
-			    preserved = Value::BIGINT(metadata.CreateSnapshot(database, branch, request).snapshot_id);
+			    preserved = Value::BIGINT(metadata.history.CreateSnapshot(database, branch, request).snapshot_id);
 		    }
-		    auto restored = metadata.RestoreBranch(database, branch, snapshot_id);
+		    auto restored = metadata.lifecycle.RestoreBranch(database, branch, snapshot_id);
 		    return Rows {{Value::BIGINT(restored.snapshot_id), preserved, Value(branch), Value::BIGINT(snapshot_id)}};
 	    },
 	    types, names);

@@ -111,6 +111,14 @@ Value OptionalText(bool present, const std::string &text) {
 	return present ? Value(text) : Value(LogicalType::VARCHAR);
 }
 
+Value OptionalText(const std::optional<std::string> &text) {
+	return text ? Value(*text) : Value(LogicalType::VARCHAR);
+}
+
+Value OptionalId(const std::optional<int64_t> &id) {
+	return id ? Value::BIGINT(*id) : Value(LogicalType::BIGINT);
+}
+
 Value OptionalId(int64_t id) {
 	return id >= 0 ? Value::BIGINT(id) : Value(LogicalType::BIGINT);
 }

@@ -47,8 +47,10 @@ std::optional<std::string> NamedString(duckdb::TableFunctionBindInput &input, co
 std::optional<int64_t> NamedInteger(duckdb::TableFunctionBindInput &input, const std::string &name);
 
 duckdb::Value OptionalText(bool present, const std::string &text);
-//! A snapshot id, or NULL for the -1 the layers below use for "none".
+duckdb::Value OptionalText(const std::optional<std::string> &text);
+//! A snapshot id of a merge record, or NULL for the -1 it uses for "not known".
 duckdb::Value OptionalId(int64_t id);
+duckdb::Value OptionalId(const std::optional<int64_t> &id);
 duckdb::Value TimestampFromMicros(int64_t micros);
 
 } // namespace differential

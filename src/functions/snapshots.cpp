@@ -24,7 +24,7 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 	    [repository_root, database](ClientContext &context) {
 		    auto repository = repository_root.empty() ? CurrentRepository(context) : OpenRepository(repository_root);
 		    Rows rows;
-		    for (auto &s : repository->metadata->ListSnapshots(database)) {
+		    for (auto &s : repository->metadata->history.ListSnapshots(database)) {
 			    vector<Value> parents;
 			    for (auto p : s.parents) {
 				    parents.push_back(Value::BIGINT(p));
@@ -35,11 +35,10 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 			    address.snapshot_id = s.snapshot_id;
 			    // Open here means pinned by this process: a time-travel or SNAPSHOT attachment reads it.
 			    bool open = DiffFileSystem::OpenHandleCount(address.OwnerKey()) > 0;
-			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.has_name, s.name),
-			                    OptionalText(s.has_author, s.author), OptionalText(s.has_message, s.message),
-			                    TimestampFromMicros(s.created_at_us), Value(s.branch_name),
+			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.name), OptionalText(s.author),
+			                    OptionalText(s.message), TimestampFromMicros(s.created_at_us), Value(s.branch_name),
 			                    Value::LIST(LogicalType::BIGINT, parents), Value::BOOLEAN(open),
-			                    OptionalText(!s.extra_info.empty(), s.extra_info)});
+			                    OptionalText(s.extra_info)});
 		    }
 		    return rows;
 	    },

@@ -18,15 +18,15 @@ static uint64_t FileSize(const std::string &path) {
 static Rows Produce(ClientContext &context, const std::string &database) {
 	auto repository = CurrentRepository(context);
 	auto &metadata = *repository->metadata;
-	auto totals = metadata.Totals(database);
+	auto totals = metadata.accounting.Totals(database);
 	uint64_t segment_bytes = 0;
-	for (auto id : metadata.AllSegmentIds()) {
+	for (auto id : metadata.accounting.AllSegmentIds()) {
 		segment_bytes += FileSize(repository->storage->segments.SegmentPath(id));
 	}
 	uint64_t metadata_bytes =
 	    FileSize(repository->root + "/metadata.sqlite") + FileSize(repository->root + "/metadata.sqlite-wal");
 	// Live data is repository-wide: databases and clones share chunks.
-	auto live = totals.unique_chunk_bytes + metadata.Totals("").wal_bytes;
+	auto live = totals.unique_chunk_bytes + metadata.accounting.Totals("").wal_bytes;
 	auto garbage = segment_bytes > live ? segment_bytes - live : 0;
 	double dedup = live ? static_cast<double>(totals.logical_bytes) / static_cast<double>(live) : 0.0;
 	return Rows {{database.empty() ? Value(LogicalType::VARCHAR) : Value(database),

@@ -19,7 +19,7 @@ static unique_ptr<FunctionData> BindFor(std::string database, vector<LogicalType
 	    [database](ClientContext &context) {
 		    Rows rows;
 		    auto repository = CurrentRepository(context);
-		    if (!database.empty() && !repository->metadata->FindDatabase(database)) {
+		    if (!database.empty() && !repository->metadata->history.FindDatabase(database)) {
 			    Fail(ErrorKind::NOT_FOUND, "database_not_found",
 			         "Database " + QuoteName(database) +
 			             " does not exist. List databases with differential_databases().");

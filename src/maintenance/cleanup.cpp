@@ -34,7 +34,7 @@ struct SegmentsInUse {
 	std::set<uint64_t> unpublished;
 	int64_t self = static_cast<int64_t>(getpid());
 
-	bool Contains(const MetadataStore::SegmentUsage &segment) const {
+	bool Contains(const SegmentUsage &segment) const {
 		bool mine = segment.owner_pid == self && ProcessAlive(segment.owner_pid, segment.owner_start);
 		return mine ? (segment.segment_id > sealed_upto || unpublished.count(segment.segment_id))
 		            : ProcessAlive(segment.owner_pid, segment.owner_start);
@@ -47,7 +47,7 @@ static SegmentsInUse SealAndFindSegmentsInUse(Repository &repository) {
 	auto &storage = *repository.storage;
 	storage.SealSegment();
 	SegmentsInUse in_use;
-	in_use.sealed_upto = repository.metadata->HighestSegmentId();
+	in_use.sealed_upto = repository.metadata->accounting.HighestSegmentId();
 	in_use.unpublished = DiffFileSystem::UnpublishedSegments(repository.root);
 	in_use.unpublished.insert(storage.segments.CurrentSegmentId());
 	return in_use;
@@ -55,7 +55,7 @@ static SegmentsInUse SealAndFindSegmentsInUse(Repository &repository) {
 
 //! Deletes a segment with no live record; false when a record reached it meanwhile.
 static bool DeleteEmptySegment(Repository &repository, uint64_t segment_id, CleanupResult &result) {
-	if (!repository.metadata->ForgetSegmentIfUnused(segment_id)) {
+	if (!repository.metadata->garbage.ForgetSegmentIfUnused(segment_id)) {
 		return false;
 	}
 	CrashPoint("cleanup.before_unlink");
@@ -66,10 +66,10 @@ static bool DeleteEmptySegment(Repository &repository, uint64_t segment_id, Clea
 
 //! Compaction: copy the live records into this process's current segment, make the copies durable,
 //! then repoint the metadata in one transaction; only then remove the old file.
-static void CompactSegment(Repository &repository, const MetadataStore::SegmentUsage &segment, CleanupResult &result) {
+static void CompactSegment(Repository &repository, const SegmentUsage &segment, CleanupResult &result) {
 	auto &metadata = *repository.metadata;
 	auto &segments = repository.storage->segments;
-	auto records = metadata.LiveRecordsIn(segment.segment_id);
+	auto records = metadata.garbage.LiveRecordsIn(segment.segment_id);
 	for (auto &record : records) {
 		if (!record.is_chunk) {
 			// WAL ranges are found by location only (no hash to look them up again after a move),
@@ -77,7 +77,7 @@ static void CompactSegment(Repository &repository, const MetadataStore::SegmentU
 			return;
 		}
 	}
-	std::vector<std::pair<MetadataStore::LiveRecord, ChunkLocation>> moves;
+	std::vector<std::pair<LiveRecord, ChunkLocation>> moves;
 	std::vector<uint8_t> buffer;
 	for (auto &record : records) {
 		buffer.resize(record.location.length);
@@ -87,8 +87,8 @@ static void CompactSegment(Repository &repository, const MetadataStore::SegmentU
 	}
 	segments.Sync(COMPACTION_SYNC_EDGE);
 	CrashPoint("compaction.after_copy");
-	metadata.RelocateRecords(moves);
-	if (metadata.ForgetSegmentIfUnused(segment.segment_id)) {
+	metadata.garbage.RelocateRecords(moves);
+	if (metadata.garbage.ForgetSegmentIfUnused(segment.segment_id)) {
 		CrashPoint("cleanup.before_unlink");
 		auto removed = segments.RemoveSegmentFile(segment.segment_id);
 		result.bytes_freed += removed > segment.live_bytes ? removed - segment.live_bytes : 0;
@@ -96,8 +96,8 @@ static void CompactSegment(Repository &repository, const MetadataStore::SegmentU
 	}
 }
 
-static void ReclaimSegment(Repository &repository, const MetadataStore::SegmentUsage &segment,
-                           const CleanupOptions &options, CleanupResult &result) {
+static void ReclaimSegment(Repository &repository, const SegmentUsage &segment, const CleanupOptions &options,
+                           CleanupResult &result) {
 	if (!options.all && segment.created_at_us >= options.cutoff_us) {
 		return;
 	}
@@ -127,11 +127,11 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 	auto in_use = SealAndFindSegmentsInUse(repository);
 
 	// Files of segments whose removal was recorded but not carried out (a crash in between).
-	for (auto id : metadata.RemovedSegmentIds()) {
+	for (auto id : metadata.accounting.RemovedSegmentIds()) {
 		result.bytes_freed += repository.storage->segments.RemoveSegmentFile(id);
 	}
 
-	auto report = metadata.CollectGarbage();
+	auto report = metadata.garbage.CollectGarbage();
 	result.pins_released = report.pins_released;
 	result.roots_deleted = report.roots_deleted;
 	result.index_pages_deleted = report.pages_deleted;
@@ -144,7 +144,7 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 		}
 		ReclaimSegment(repository, segment, options, result);
 	}
-	metadata.CheckpointMetadata();
+	metadata.accounting.CheckpointMetadata();
 	LogEvent("cleanup", timer.ElapsedMs(), Summary(result));
 	return result;
 }

@@ -2,7 +2,7 @@
 // no live record and compact mostly-dead ones, never touching data a live process may still use.
 #pragma once
 
-#include "catalog/repository_registry.hpp"
+#include "repository/repository.hpp"
 
 namespace differential {
 

@@ -26,7 +26,7 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::str
 	chunks.check = "chunks";
 	std::unordered_set<Hash256, Hash256Hasher> stored;
 	std::vector<uint8_t> buffer;
-	for (auto &row : metadata.AllChunks()) {
+	for (auto &row : metadata.accounting.AllChunks()) {
 		chunks.objects_checked++;
 		stored.insert(row.hash);
 		buffer.resize(row.location.length);
@@ -42,7 +42,7 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::str
 
 	VerifyCheck roots;
 	roots.check = "roots";
-	for (auto &root : metadata.LiveRoots()) {
+	for (auto &root : metadata.accounting.LiveRoots()) {
 		if (!database.empty() && root.owner.rfind(database + " ", 0) != 0) {
 			continue;
 		}
@@ -55,7 +55,7 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::str
 		}
 		for (size_t p = 0; p < root.pages.size(); p++) {
 			try {
-				auto slots = DecodeIndexPage(metadata.LoadIndexPage(root.pages[p]));
+				auto slots = DecodeIndexPage(metadata.files.LoadIndexPage(root.pages[p]));
 				if (SLOTS_PER_INDEX_PAGE * p + slots.size() > ChunkCount(root.length)) {
 					Problem(roots, root.owner + ": index page " + std::to_string(p) + " maps chunks past the end");
 				}
@@ -72,7 +72,7 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::str
 
 	VerifyCheck ranges;
 	ranges.check = "wal_ranges";
-	for (auto &extent : metadata.AllExtents()) {
+	for (auto &extent : metadata.accounting.AllExtents()) {
 		if (!database.empty() && extent.first.rfind(database + " ", 0) != 0) {
 			continue;
 		}

@@ -2,7 +2,7 @@
 // root against the metadata, reporting what it found instead of stopping at the first problem.
 #pragma once
 
-#include "catalog/repository_registry.hpp"
+#include "repository/repository.hpp"
 
 #include <string>
 #include <vector>

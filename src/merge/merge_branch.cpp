@@ -46,7 +46,7 @@ static int64_t MillisSince(Clock::time_point start) {
 	return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 }
 
-static MergeBranchResult FromRecord(const MetadataStore::MergeRecord &record) {
+static MergeBranchResult FromRecord(const MergeRecord &record) {
 	MergeBranchResult result;
 	result.branch_name = record.branch_name;
 	result.snapshot_id = record.snapshot_id;
@@ -64,16 +64,16 @@ static MergeBranchResult FromRecord(const MetadataStore::MergeRecord &record) {
 //! an aborted request.
 struct PriorRequest {
 	std::optional<MergeBranchResult> completed;
-	std::optional<MetadataStore::MergeRecord> pending;
+	std::optional<MergeRecord> pending;
 };
 
 static PriorRequest LookupRequest(MetadataStore &metadata, const std::string &database,
                                   const std::optional<std::string> &request_id, const std::string &arguments) {
 	PriorRequest prior;
-	if (!request_id || !metadata.FindDatabase(database)) {
+	if (!request_id || !metadata.history.FindDatabase(database)) {
 		return prior;
 	}
-	auto done = metadata.FindMergeRequest(database, *request_id);
+	auto done = metadata.merges.FindMergeRequest(database, *request_id);
 	if (!done) {
 		return prior;
 	}
@@ -83,12 +83,12 @@ static PriorRequest LookupRequest(MetadataStore &metadata, const std::string &da
 		         " was already used with other arguments; nothing was merged. Use a new request_id for a different "
 		         "merge.");
 	}
-	if (done->state == "aborted") {
+	if (done->state == MergeRequestState::ABORTED) {
 		Fail(ErrorKind::INVALID_INPUT, "merge_aborted",
 		     "Request " + QuoteName(*request_id) +
 		         " was aborted, which is final; nothing was merged. Start the merge again under a new request_id.");
 	}
-	if (done->state == "complete") {
+	if (done->state == MergeRequestState::COMPLETE) {
 		prior.completed = FromRecord(*done);
 	} else {
 		prior.pending = *done;
@@ -108,7 +108,7 @@ static bool Trivial(const MergeBranchResult &inputs) {
 }
 
 static void RequireDatabase(MetadataStore &metadata, const std::string &database) {
-	if (!metadata.FindDatabase(database)) {
+	if (!metadata.history.FindDatabase(database)) {
 		Fail(ErrorKind::NOT_FOUND, "database_not_found",
 		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
 	}
@@ -120,21 +120,21 @@ static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string
 	RequireDatabase(metadata, database);
 	MergeBranchResult result;
 	for (auto pair : {std::make_pair(&target, &result.ours), std::make_pair(&source, &result.theirs)}) {
-		auto branch = metadata.FindBranch(database, *pair.first);
+		auto branch = metadata.history.FindBranch(database, *pair.first);
 		if (!branch) {
 			Fail(ErrorKind::NOT_FOUND, "branch_not_found",
 			     "Database " + QuoteName(database) + " has no branch " + QuoteName(*pair.first) +
 			         ". List branches with differential_branches('" + database + "').");
 		}
-		if (branch->head_snapshot_id < 0) {
+		if (!branch->head_snapshot_id) {
 			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 			     "Branch " + QuoteName(*pair.first) +
 			         " has no snapshot yet; merges read published snapshots only. Take one with "
 			         "differential_create_snapshot() first.");
 		}
-		*pair.second = branch->head_snapshot_id;
+		*pair.second = *branch->head_snapshot_id;
 	}
-	auto ancestry = ComputeAncestry(metadata.SnapshotParents(database), result.ours, result.theirs);
+	auto ancestry = ComputeAncestry(metadata.history.SnapshotParents(database), result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
 		Fail(ErrorKind::INVALID, "merge_base_ambiguous",
 		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
@@ -147,7 +147,7 @@ static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string
 		         " share no recorded ancestor, so there is no base to merge from.");
 	}
 	result.base = *ancestry.base;
-	if (!metadata.FindSnapshot(database, result.base)) {
+	if (!metadata.history.FindSnapshot(database, result.base)) {
 		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
 		     "The merge base, snapshot " + std::to_string(result.base) + " of database " + QuoteName(database) +
 		         ", was expired; a merge needs its base kept. Merge with differential_merge_snapshots and a kept "
@@ -158,13 +158,13 @@ static MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string
 
 //! Inputs frozen by an earlier failed attempt of the same request; they must still be kept.
 static MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &database,
-                                      const MetadataStore::MergeRecord &pending) {
+                                      const MergeRecord &pending) {
 	MergeBranchResult result;
 	result.base = pending.base_snapshot_id;
 	result.ours = pending.ours_snapshot_id;
 	result.theirs = pending.theirs_snapshot_id;
 	for (auto id : {result.base, result.ours, result.theirs}) {
-		if (!metadata.FindSnapshot(database, id)) {
+		if (!metadata.history.FindSnapshot(database, id)) {
 			Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
 			     "Snapshot " + std::to_string(id) + ", an input frozen by the first attempt of request " +
 			         QuoteName(pending.request_id) + ", is gone; the request cannot be retried. Start a new request.");
@@ -175,9 +175,9 @@ static MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string
 
 static void RequireKeptInputs(MetadataStore &metadata, const std::string &database,
                               const std::vector<int64_t> &snapshots) {
-	auto graph = metadata.SnapshotParents(database);
+	auto graph = metadata.history.SnapshotParents(database);
 	for (auto id : snapshots) {
-		if (!metadata.FindSnapshot(database, id)) {
+		if (!metadata.history.FindSnapshot(database, id)) {
 			Fail(ErrorKind::NOT_FOUND, graph.count(id) ? "snapshot_expired" : "snapshot_not_found",
 			     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
 			         (graph.count(id) ? " was expired" : " does not exist") +
@@ -211,7 +211,7 @@ static std::vector<FrozenResolution> Resolutions(MetadataStore &metadata, MergeS
 	std::vector<FrozenResolution> resolutions;
 	fresh = false;
 	if (!request_id.empty()) {
-		for (auto &frozen : metadata.FrozenResolutions(database, request_id)) {
+		for (auto &frozen : metadata.merges.FrozenResolutions(database, request_id)) {
 			resolutions.push_back(DeserializeResolution(frozen.first, frozen.second));
 		}
 		if (!resolutions.empty()) {
@@ -235,7 +235,7 @@ static void Freeze(MetadataStore &metadata, const std::string &database, const s
 	for (auto &resolution : resolutions) {
 		blobs.emplace_back(resolution.table, SerializeResolution(resolution));
 	}
-	metadata.FreezeResolutions(database, request_id, blobs);
+	metadata.merges.FreezeResolutions(database, request_id, blobs);
 }
 
 static std::string ConflictingRows(int64_t conflicts) {
@@ -270,7 +270,7 @@ static std::string JsonText(const std::string &text) {
 //! The merge snapshot's commit_extra_info: the algorithm, the operation and the three inputs with
 //! their content roots, so a result always tells where it came from.
 static std::string Provenance(MetadataStore &metadata, const std::string &repository, const std::string &database,
-                              const MergeOptions &options, const MetadataStore::MergeRecord &record) {
+                              const MergeOptions &options, const MergeRecord &record) {
 	auto input = [&](const char *name, int64_t id) {
 		return JsonText(name) + ": {\"snapshot_id\": " + std::to_string(id) +
 		       ", \"content_root\": " + JsonText(SnapshotContentRoot(metadata, repository, database, id)) + "}";
@@ -286,7 +286,7 @@ static std::string Provenance(MetadataStore &metadata, const std::string &reposi
 //! Compares, stages and publishes a merge whose both sides changed since the base.
 static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
                             const std::string &database, const std::string &destination, bool create_destination,
-                            const MergeOptions &options, MetadataStore::MergeRecord record, MergeBranchResult &result,
+                            const MergeOptions &options, MergeRecord record, MergeBranchResult &result,
                             MergeOperation &operation) {
 	auto planning_start = Clock::now();
 	MergeSession session(instance, metadata, repository, database, Inputs(result),
@@ -331,17 +331,18 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase("publication", 95);
 	auto publication_start = Clock::now();
-	result.snapshot_id = metadata.PublishMerge(database, session.staging, destination, create_destination, record);
+	result.snapshot_id =
+	    metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
 	session.published = true;
 	result.branch_name = destination;
 	result.merge_action = record.merge_action;
 	result.timings.publication_ms = MillisSince(publication_start);
 }
 
-static MetadataStore::MergeRecord NewRecord(const std::optional<std::string> &request_id, const std::string &arguments,
-                                            const MergeBranchResult &inputs, const std::string &destination,
-                                            const std::string &action) {
-	MetadataStore::MergeRecord record;
+static MergeRecord NewRecord(const std::optional<std::string> &request_id, const std::string &arguments,
+                             const MergeBranchResult &inputs, const std::string &destination,
+                             const std::string &action) {
+	MergeRecord record;
 	record.request_id = request_id.value_or("");
 	record.arguments = arguments;
 	record.base_snapshot_id = inputs.base;
@@ -366,10 +367,10 @@ static std::string ErrorCodeIn(const std::string &message) {
 
 //! Runs one attempt of a request: records its start, and a failure as the request's latest error.
 template <class ATTEMPT>
-static void Attempt(MetadataStore &metadata, const std::string &database, MetadataStore::MergeRecord &record,
+static void Attempt(MetadataStore &metadata, const std::string &database, MergeRecord &record,
                     MergeBranchResult &result, MergeOperation &operation, ATTEMPT attempt) {
 	if (!record.request_id.empty()) {
-		result.operation_id = metadata.BeginMergeAttempt(database, record);
+		result.operation_id = metadata.merges.BeginMergeAttempt(database, record);
 		operation.SetOperationId(result.operation_id);
 	}
 	try {
@@ -382,7 +383,8 @@ static void Attempt(MetadataStore &metadata, const std::string &database, Metada
 			               : engine ? duckdb::ErrorData(*engine).RawMessage()
 			                        : std::string(error.what());
 			try {
-				metadata.RecordPendingMerge(database, record, known ? known->code : ErrorCodeIn(message), message);
+				metadata.merges.RecordPendingMerge(database, record, known ? known->code : ErrorCodeIn(message),
+				                                   message);
 			} catch (...) {
 				// The failure itself is what the caller must see.
 			}
@@ -404,7 +406,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	MergeOperation operation(request.database, request.request_id.value_or(""), options.max_concurrent, options.limits,
 	                         options.progress);
 	bool create_destination = request.destination != request.target;
-	if (create_destination && metadata.FindBranch(request.database, request.destination)) {
+	if (create_destination && metadata.history.FindBranch(request.database, request.destination)) {
 		Fail(ErrorKind::CONFLICT, "branch_exists",
 		     "The destination " + QuoteName(request.destination) +
 		         " is an existing branch other than the target; nothing was merged. Merge into the target itself, "
@@ -443,7 +445,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 				         "merged. DETACH it, let open transactions finish, then retry.");
 			}
 			bool has_wal = false;
-			if (metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
+			if (metadata.history.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
 				Fail(ErrorKind::CONFLICT, "merge_target_dirty",
 				     "Branch " + QuoteName(request.target) + " has " +
 				         (has_wal ? std::string("uncheckpointed commits") : std::string("committed writes")) +
@@ -453,9 +455,9 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			target_lock = LockClosedBranch(repository, request.database, request.target);
 			// Checked again under the lock: another process may have written or snapshotted the target
 			// between the checks above and taking the lock.
-			auto head = metadata.FindBranch(request.database, request.target);
+			auto head = metadata.history.FindBranch(request.database, request.target);
 			if (!head || head->head_snapshot_id != result.ours ||
-			    metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
+			    metadata.history.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
 				Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
 				     "Branch " + QuoteName(request.target) + " is no longer at the merge's ours snapshot " +
 				         std::to_string(result.ours) + "; nothing was merged. Use a new request for the new state.");
@@ -470,7 +472,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			operation.Phase("publication", 95);
 			auto publication_start = Clock::now();
 			record.snapshot_id = result.base == result.theirs ? result.ours : result.theirs;
-			metadata.PublishExistingSnapshot(request.database, request.destination, create_destination, record);
+			metadata.merges.PublishExistingSnapshot(request.database, request.destination, create_destination, record);
 			result.snapshot_id = record.snapshot_id;
 			result.merge_action = record.merge_action;
 			result.timings.publication_ms = MillisSince(publication_start);
@@ -497,7 +499,7 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 	RequireKeptInputs(metadata, request.database, {request.base, request.ours, request.theirs});
 	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
-	if (metadata.FindBranch(request.database, request.destination)) {
+	if (metadata.history.FindBranch(request.database, request.destination)) {
 		Fail(ErrorKind::CONFLICT, "branch_exists",
 		     "Branch " + QuoteName(request.destination) +
 		         " already exists; differential_merge_snapshots always writes a new branch. Choose a new name.");
@@ -595,7 +597,7 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 		issue("merge_inputs_changed", "the inputs are not the expected snapshot ids");
 	}
 	if (create_destination) {
-		preflight.target_state = metadata.FindBranch(request.database, request.destination) ? "exists" : "new";
+		preflight.target_state = metadata.history.FindBranch(request.database, request.destination) ? "exists" : "new";
 		if (preflight.target_state == "exists") {
 			issue("branch_exists", "the destination is an existing branch other than the target");
 		}
@@ -605,7 +607,7 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 			BranchLock probe(FileAddress {repository, request.database, request.target, -1, MAIN_FILE_NAME});
 			bool has_wal = false;
 			preflight.target_state =
-			    metadata.HasUnsnapshottedChanges(request.database, request.target, has_wal) ? "dirty" : "clean";
+			    metadata.history.HasUnsnapshottedChanges(request.database, request.target, has_wal) ? "dirty" : "clean";
 			if (preflight.target_state == "dirty") {
 				issue("merge_target_dirty", "the target has writes after its latest snapshot");
 			}

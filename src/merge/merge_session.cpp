@@ -55,14 +55,14 @@ LogicalType ConflictDetailType() {
 //! was interrupted before it published, and holds nothing anyone can see.
 static void DropAbandonedStagingBranches(MetadataStore &metadata, const std::string &database) {
 	static const std::regex staging_name("__merge-([0-9]+)-[0-9]+");
-	for (auto &branch : metadata.ListBranches(database)) {
+	for (auto &branch : metadata.history.ListBranches(database)) {
 		std::smatch match;
 		// Users cannot create names starting with "__", so only staging branches match.
 		if (!std::regex_match(branch.name, match, staging_name)) {
 			continue;
 		}
 		if (!ProcessAlive(std::atoll(match[1].str().c_str()), 0)) {
-			metadata.DropBranch(database, branch.name);
+			metadata.lifecycle.DropBranch(database, branch.name);
 		}
 	}
 }
@@ -127,7 +127,7 @@ MergeSession::~MergeSession() {
 	DetachAll();
 	if (!staging.empty() && !published) {
 		try {
-			metadata.DropBranch(database, staging);
+			metadata.lifecycle.DropBranch(database, staging);
 		} catch (...) {
 			// A leftover staging branch holds no published data; the next merge drops it.
 		}
@@ -412,7 +412,7 @@ void MergeSession::FindUnchangedStorage(std::vector<InputReads> &reads) {
 	}
 	// The layout argument holds only for a side whose file was built from the base's by ordinary
 	// snapshots (see storage_identity).
-	auto graph = metadata.SnapshotParents(database);
+	auto graph = metadata.history.SnapshotParents(database);
 	bool ours_descends = IsStorageAncestor(graph, inputs.base, inputs.ours);
 	bool theirs_descends = IsStorageAncestor(graph, inputs.base, inputs.theirs);
 	if (!ours_descends && !theirs_descends) {
@@ -526,7 +526,7 @@ static void RunIn(duckdb::Connection &connection, const std::string &alias, cons
 void MergeSession::PrepareStage() {
 	DropAbandonedStagingBranches(metadata, database);
 	staging = STAGING_PREFIX + tag;
-	metadata.CreateBranch(database, staging, ours_snapshot);
+	metadata.history.CreateBranch(database, staging, ours_snapshot);
 	Attach(stage, "BRANCH " + SqlLiteral(staging));
 	auto qualified = [&](const std::string &table) {
 		return SqlIdentifier(stage) + ".main." + SqlIdentifier(table);

@@ -26,7 +26,7 @@ static bool LoadSnapshotFile(MetadataStore &metadata, const std::string &reposit
 	file.database = database;
 	file.snapshot_id = snapshot_id;
 	file.file_name = MAIN_FILE_NAME;
-	return metadata.LoadFile(file, stored);
+	return metadata.files.LoadFile(file, stored);
 }
 
 std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
@@ -37,7 +37,7 @@ std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::str
 		return chunks;
 	}
 	for (auto &page : stored.pages) {
-		auto slots = DecodeIndexPage(metadata.LoadIndexPage(page));
+		auto slots = DecodeIndexPage(metadata.files.LoadIndexPage(page));
 		slots.resize(SLOTS_PER_INDEX_PAGE);
 		chunks.insert(chunks.end(), slots.begin(), slots.end());
 	}

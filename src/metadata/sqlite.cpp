@@ -1,7 +1,12 @@
-// SQLite wrapper: every failure becomes a [differential:metadata_error] naming the metadata file.
+// SQLite wrapper: every failure becomes a [differential:metadata_error] naming the metadata file,
+// the statement and SQLite's extended result code, so a user's report says exactly what failed.
 #include "metadata/sqlite.hpp"
 
 #include "common/errors.hpp"
+#include "common/fault_points.hpp"
+
+#include <cerrno>
+#include <sqlite3.h>
 
 namespace differential {
 
@@ -16,6 +21,7 @@ SqliteDatabase::SqliteDatabase(const std::string &path_p) : path(path_p) {
 		     "Cannot open the repository metadata " + path + ": " + msg +
 		         ". Check that the repository directory exists and is writable.");
 	}
+	sqlite3_extended_result_codes(db, 1);
 	// Several processes share one repository: wait for each other instead of failing at once
 	// (a cleanup's mark-and-sweep holds the write lock for its whole pass).
 	sqlite3_busy_timeout(db, 300000);
@@ -27,27 +33,43 @@ SqliteDatabase::~SqliteDatabase() {
 	}
 }
 
-void SqliteDatabase::Raise(const std::string &what) {
+static std::string Abbreviated(const std::string &sql) {
+	static constexpr size_t LIMIT = 160;
+	auto flat = sql;
+	for (auto &c : flat) {
+		if (c == '\n' || c == '\t') {
+			c = ' ';
+		}
+	}
+	return flat.size() <= LIMIT ? flat : flat.substr(0, LIMIT) + "...";
+}
+
+void SqliteDatabase::Raise(const std::string &what, const std::string &sql, int code) {
+	// The statement text carries placeholders, never bound values, so nothing a user stored leaks here.
+	std::string message = what + " failed in the repository metadata " + path + " (SQLite " + sqlite3_errstr(code) +
+	                      ", extended code " + std::to_string(code) + ": " + sqlite3_errmsg(db) + ")";
+	if (!sql.empty()) {
+		message += " in statement \"" + Abbreviated(sql) + "\"";
+	}
 	Fail(ErrorKind::IO, "metadata_error",
-	     what + " failed in the repository metadata " + path + ": " + sqlite3_errmsg(db) +
-	         ". Retry; if it persists run differential_verify().");
+	     message + ". Nothing of the failed operation was applied; retry it, and if it persists run "
+	               "differential_verify() and check the disk.");
 }
 
 void SqliteDatabase::Execute(const std::string &sql) {
 	char *err = nullptr;
-	if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-		std::string msg = err ? err : "unknown error";
-		sqlite3_free(err);
-		Fail(ErrorKind::IO, "metadata_error",
-		     "Metadata statement failed in " + path + ": " + msg +
-		         ". Retry; if it persists run differential_verify().");
+	int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+	sqlite3_free(err);
+	if (rc != SQLITE_OK) {
+		Raise("A metadata statement", sql, sqlite3_extended_errcode(db));
 	}
 }
 
 SqliteStatement SqliteDatabase::Prepare(const std::string &sql) {
 	sqlite3_stmt *stmt = nullptr;
-	if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-		Raise("Preparing a metadata statement");
+	int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
+	if (rc != SQLITE_OK) {
+		Raise("Preparing a metadata statement", sql, sqlite3_extended_errcode(db));
 	}
 	return SqliteStatement(*this, stmt);
 }
@@ -60,24 +82,43 @@ int SqliteDatabase::Changes() {
 	return sqlite3_changes(db);
 }
 
+bool SqliteDatabase::TryCheckpointTruncate() {
+	return sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr) == SQLITE_OK;
+}
+
 SqliteStatement::~SqliteStatement() {
 	if (stmt) {
 		sqlite3_finalize(stmt);
 	}
 }
 
+void SqliteStatement::Raise(const std::string &what, int code) {
+	auto sql = sqlite3_sql(stmt);
+	db->Raise(what, sql ? sql : "", code);
+}
+
 SqliteStatement &SqliteStatement::Bind(int index, int64_t value) {
-	if (sqlite3_bind_int64(stmt, index, value) != SQLITE_OK) {
-		db->Raise("Binding a metadata value");
+	int rc = sqlite3_bind_int64(stmt, index, value);
+	if (rc != SQLITE_OK) {
+		Raise("Binding a metadata value", rc);
 	}
 	return *this;
 }
 
 SqliteStatement &SqliteStatement::Bind(int index, const std::string &value) {
-	if (sqlite3_bind_text(stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT) != SQLITE_OK) {
-		db->Raise("Binding a metadata value");
+	int rc = sqlite3_bind_text(stmt, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+	if (rc != SQLITE_OK) {
+		Raise("Binding a metadata value", rc);
 	}
 	return *this;
+}
+
+SqliteStatement &SqliteStatement::Bind(int index, const std::optional<std::string> &value) {
+	return value ? Bind(index, *value) : BindNull(index);
+}
+
+SqliteStatement &SqliteStatement::Bind(int index, const std::optional<int64_t> &value) {
+	return value ? Bind(index, *value) : BindNull(index);
 }
 
 SqliteStatement &SqliteStatement::BindBlob(int index, const void *data, size_t size) {
@@ -87,15 +128,17 @@ SqliteStatement &SqliteStatement::BindBlob(int index, const void *data, size_t s
 	if (size == 0) {
 		data = &EMPTY;
 	}
-	if (sqlite3_bind_blob64(stmt, index, data, size, SQLITE_TRANSIENT) != SQLITE_OK) {
-		db->Raise("Binding a metadata value");
+	int rc = sqlite3_bind_blob64(stmt, index, data, size, SQLITE_TRANSIENT);
+	if (rc != SQLITE_OK) {
+		Raise("Binding a metadata value", rc);
 	}
 	return *this;
 }
 
 SqliteStatement &SqliteStatement::BindNull(int index) {
-	if (sqlite3_bind_null(stmt, index) != SQLITE_OK) {
-		db->Raise("Binding a metadata value");
+	int rc = sqlite3_bind_null(stmt, index);
+	if (rc != SQLITE_OK) {
+		Raise("Binding a metadata value", rc);
 	}
 	return *this;
 }
@@ -108,7 +151,7 @@ bool SqliteStatement::Step() {
 	if (rc == SQLITE_DONE) {
 		return false;
 	}
-	db->Raise("A metadata statement");
+	Raise("A metadata statement", sqlite3_extended_errcode(db->db));
 }
 
 void SqliteStatement::Reset() {
@@ -134,19 +177,40 @@ bool SqliteStatement::IsNull(int col) {
 	return sqlite3_column_type(stmt, col) == SQLITE_NULL;
 }
 
+std::optional<int64_t> SqliteStatement::OptionalInt(int col) {
+	return IsNull(col) ? std::nullopt : std::optional<int64_t>(Int(col));
+}
+
+std::optional<std::string> SqliteStatement::OptionalText(int col) {
+	return IsNull(col) ? std::nullopt : std::optional<std::string>(Text(col));
+}
+
 SqliteTransaction::SqliteTransaction(SqliteDatabase &db) : db(db) {
 	db.Execute("BEGIN IMMEDIATE");
 }
 
 SqliteTransaction::~SqliteTransaction() {
 	if (!done) {
-		sqlite3_exec(db.Handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+		// A ROLLBACK fails only when SQLite already rolled back (after an I/O error in COMMIT); the error that
+		// caused it is what the caller reports.
+		try {
+			db.Execute("ROLLBACK");
+		} catch (...) {
+		}
 	}
 }
 
 void SqliteTransaction::Commit() {
-	db.Execute("COMMIT");
+	CommitOpen(db);
 	done = true;
+}
+
+void SqliteTransaction::CommitOpen(SqliteDatabase &db) {
+	if (int injected = InjectedFault("metadata.commit")) {
+		// Fail as a COMMIT that hit an I/O error would: the transaction stays open and rolls back.
+		db.Raise("Committing a metadata transaction", "COMMIT", injected == ENOSPC ? SQLITE_FULL : SQLITE_IOERR_FSYNC);
+	}
+	db.Execute("COMMIT");
 }
 
 } // namespace differential

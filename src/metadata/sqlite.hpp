@@ -1,11 +1,14 @@
 // Minimal RAII over the SQLite C API: a connection, prepared statements, and a write transaction.
+// SQLite's own header stays in sqlite.cpp: no other file, in this layer or above, sees its types.
 #pragma once
 
-#include <sqlite3.h>
-
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
 
 namespace differential {
 
@@ -22,12 +25,13 @@ public:
 	SqliteStatement Prepare(const std::string &sql);
 	int64_t LastInsertRowId();
 	int Changes();
-	sqlite3 *Handle() {
-		return db;
-	}
-	[[noreturn]] void Raise(const std::string &what);
+	//! Folds the WAL back into the database file; false when readers in other processes hold it.
+	bool TryCheckpointTruncate();
+	//! Raises metadata_error naming the failed step, the statement and SQLite's extended result code.
+	[[noreturn]] void Raise(const std::string &what, const std::string &sql, int code);
 
 private:
+	friend class SqliteStatement;
 	sqlite3 *db = nullptr;
 	std::string path;
 };
@@ -43,6 +47,12 @@ public:
 
 	SqliteStatement &Bind(int index, int64_t value);
 	SqliteStatement &Bind(int index, const std::string &value);
+	SqliteStatement &Bind(int index, const char *value) {
+		return Bind(index, std::string(value));
+	}
+	//! Binds the value, or NULL when it is absent.
+	SqliteStatement &Bind(int index, const std::optional<std::string> &value);
+	SqliteStatement &Bind(int index, const std::optional<int64_t> &value);
 	SqliteStatement &BindBlob(int index, const void *data, size_t size);
 	SqliteStatement &BindNull(int index);
 	//! Returns true while there is a row to read.
@@ -57,8 +67,11 @@ public:
 	std::string Text(int col);
 	std::vector<uint8_t> Blob(int col);
 	bool IsNull(int col);
+	std::optional<int64_t> OptionalInt(int col);
+	std::optional<std::string> OptionalText(int col);
 
 private:
+	[[noreturn]] void Raise(const std::string &what, int code);
 	SqliteDatabase *db;
 	sqlite3_stmt *stmt;
 };
@@ -68,7 +81,11 @@ class SqliteTransaction {
 public:
 	explicit SqliteTransaction(SqliteDatabase &db);
 	~SqliteTransaction();
+	SqliteTransaction(const SqliteTransaction &) = delete;
+	SqliteTransaction &operator=(const SqliteTransaction &) = delete;
 	void Commit();
+	//! COMMITs the transaction open on `db` (the metadata.commit fault point sits here).
+	static void CommitOpen(SqliteDatabase &db);
 
 private:
 	SqliteDatabase &db;

@@ -179,15 +179,12 @@ def test_a_failed_cleanup_loses_nothing_and_the_next_one_finishes(repo, label, c
     assert succeed(repo, "cleanup") == [[0, 0]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="metadata.commit is wired into src/metadata/sqlite.cpp by the metadata rework, not on this branch; "
-    "strict, so this flips to a failure (remove the mark) once the label exists",
-)
 def test_a_failed_metadata_commit_changes_nothing(repo):
     before = succeed(repo, "observe")
     outcome = run_step(repo, "insert", fault="metadata.commit:1")
-    assert outcome["error"] is not None and "[differential:" in outcome["error"], outcome
+    message = outcome["error"]
+    assert message is not None and re.search(r"(^|: )\[differential:metadata_error\] ", message), outcome
+    assert "COMMIT" in message, message
     assert succeed(repo, "observe") == before
     succeed(repo, "insert")
     assert_clean(succeed(repo, "observe"))

@@ -25,7 +25,7 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 	const int databases = 6;
 	const int rounds = 40;
 	for (int d = 0; d < databases; d++) {
-		store.EnsureDatabase("db" + std::to_string(d));
+		store.history.EnsureDatabase("db" + std::to_string(d));
 	}
 	std::atomic<int> failures {0};
 	std::vector<std::thread> threads;
@@ -39,7 +39,8 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 				extent.offset = static_cast<uint64_t>(r) * 10;
 				extent.length = 10;
 				try {
-					store.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r), {extent});
+					store.files.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r),
+					                          {extent});
 				} catch (DifferentialError &e) {
 					EXPECT_EQ(e.code, "branch_not_found");
 					failures++;
@@ -53,7 +54,7 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 	EXPECT_EQ(failures.load(), rounds);
 	for (int d = 0; d < databases; d++) {
 		StoredFile stored;
-		ASSERT_TRUE(store.LoadFile(WalOf(dir.path, "db" + std::to_string(d)), stored));
+		ASSERT_TRUE(store.files.LoadFile(WalOf(dir.path, "db" + std::to_string(d)), stored));
 		EXPECT_EQ(stored.length, static_cast<uint64_t>(rounds) * 10);
 		ASSERT_EQ(stored.extents.size(), static_cast<size_t>(rounds));
 		for (int r = 0; r < rounds; r++) {
@@ -61,7 +62,7 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 		}
 	}
 	StoredFile missing;
-	EXPECT_FALSE(store.LoadFile(WalOf(dir.path, "missing"), missing));
+	EXPECT_FALSE(store.files.LoadFile(WalOf(dir.path, "missing"), missing));
 }
 
 } // namespace differential

@@ -1,5 +1,6 @@
 // The SQLite metadata store: schema migration, reopening, databases, branches, snapshots and the file catalog.
 #include "metadata/metadata_store.hpp"
+#include "metadata/sqlite.hpp"
 
 #include "storage/index_page.hpp"
 #include "test_support.hpp"
@@ -55,7 +56,7 @@ protected:
 		NewIndexPage page;
 		page.slots = EncodeIndexPage({chunk.hash});
 		page.hash = Sha256(page.slots.data(), page.slots.size());
-		store->PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk}, -1);
+		store->files.PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk}, -1);
 		return page.hash;
 	}
 
@@ -68,14 +69,14 @@ protected:
 			loc.length = length;
 			extents.push_back(loc);
 		}
-		store->PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), length, 0, extents);
+		store->files.PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), length, 0, extents);
 	}
 
 	SnapshotRecord Snapshot(const std::string &database, const std::string &branch,
 	                        std::optional<std::string> name = std::nullopt) {
 		SnapshotRequest req;
 		req.name = std::move(name);
-		return store->CreateSnapshot(database, branch, req);
+		return store->history.CreateSnapshot(database, branch, req);
 	}
 
 	std::string Meta(const std::string &key) {
@@ -107,31 +108,31 @@ TEST_F(MetadataStoreTest, MigrationCreatesTheSchema) {
 	auto mode = db.Prepare("PRAGMA journal_mode");
 	ASSERT_TRUE(mode.Step());
 	EXPECT_EQ(mode.Text(0), "wal");
-	EXPECT_TRUE(store->ListDatabases().empty());
+	EXPECT_TRUE(store->history.ListDatabases().empty());
 }
 
 TEST_F(MetadataStoreTest, ReopeningKeepsEverything) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	PublishMain("db", "main", "hello");
 	auto snap = Snapshot("db", "main", std::string("first"));
-	auto uuid = store->FindDatabase("db")->uuid;
+	auto uuid = store->history.FindDatabase("db")->uuid;
 	auto repository_uuid = Meta("repository_uuid");
 	store.reset();
 
 	store = std::make_unique<MetadataStore>(root);
-	EXPECT_FALSE(store->EnsureDatabase("db"));
-	auto database = store->FindDatabase("db");
+	EXPECT_FALSE(store->history.EnsureDatabase("db"));
+	auto database = store->history.FindDatabase("db");
 	ASSERT_TRUE(database.has_value());
 	EXPECT_EQ(database->uuid, uuid);
 	EXPECT_EQ(database->branch_count, 1);
 	EXPECT_EQ(database->snapshot_count, 1);
 	EXPECT_EQ(Meta("repository_uuid"), repository_uuid);
 	EXPECT_EQ(Meta("schema_version"), std::to_string(METADATA_SCHEMA_VERSION));
-	auto found = store->FindSnapshot("db", snap.snapshot_id);
+	auto found = store->history.FindSnapshot("db", snap.snapshot_id);
 	ASSERT_TRUE(found.has_value());
 	EXPECT_EQ(found->name, "first");
 	StoredFile file;
-	ASSERT_TRUE(store->LoadFile(File("db", "main"), file));
+	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 5u);
 	// Ids keep counting after a reopen.
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 2);
@@ -139,14 +140,14 @@ TEST_F(MetadataStoreTest, ReopeningKeepsEverything) {
 
 TEST_F(MetadataStoreTest, TwoConnectionsShareOneRepository) {
 	MetadataStore second(root);
-	ASSERT_TRUE(store->EnsureDatabase("db"));
-	EXPECT_FALSE(second.EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
+	EXPECT_FALSE(second.history.EnsureDatabase("db"));
 	PublishMain("db", "main", "abc");
 	StoredFile file;
-	ASSERT_TRUE(second.LoadFile(File("db", "main"), file));
+	ASSERT_TRUE(second.files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 3u);
-	auto first_id = store->AllocateSegment();
-	auto second_id = second.AllocateSegment();
+	auto first_id = store->files.AllocateSegment();
+	auto second_id = second.files.AllocateSegment();
 	EXPECT_EQ(second_id, first_id + 1);
 }
 
@@ -176,39 +177,39 @@ TEST_F(MetadataStoreTest, MissingRepositoryDirectoryFails) {
 }
 
 TEST_F(MetadataStoreTest, EnsureDatabaseCreatesMainBranch) {
-	EXPECT_TRUE(store->EnsureDatabase("db"));
-	EXPECT_FALSE(store->EnsureDatabase("db"));
-	EXPECT_TRUE(store->EnsureDatabase("another"));
-	auto databases = store->ListDatabases();
+	EXPECT_TRUE(store->history.EnsureDatabase("db"));
+	EXPECT_FALSE(store->history.EnsureDatabase("db"));
+	EXPECT_TRUE(store->history.EnsureDatabase("another"));
+	auto databases = store->history.ListDatabases();
 	ASSERT_EQ(databases.size(), 2u);
 	EXPECT_EQ(databases[0].name, "another");
 	EXPECT_EQ(databases[1].name, "db");
 	EXPECT_NE(databases[0].uuid, databases[1].uuid);
-	auto branches = store->ListBranches("db");
+	auto branches = store->history.ListBranches("db");
 	ASSERT_EQ(branches.size(), 1u);
 	EXPECT_EQ(branches[0].name, "main");
-	EXPECT_EQ(branches[0].base_snapshot_id, -1);
-	EXPECT_EQ(branches[0].head_snapshot_id, -1);
-	EXPECT_TRUE(store->FindBranch("db", "main").has_value());
-	EXPECT_FALSE(store->FindBranch("db", "dev").has_value());
-	EXPECT_FALSE(store->FindBranch("nope", "main").has_value());
-	EXPECT_FALSE(store->FindDatabase("nope").has_value());
-	EXPECT_EQ(ErrorCode([&] { store->ListBranches("nope"); }), "database_not_found");
+	EXPECT_EQ(branches[0].base_snapshot_id, std::nullopt);
+	EXPECT_EQ(branches[0].head_snapshot_id, std::nullopt);
+	EXPECT_TRUE(store->history.FindBranch("db", "main").has_value());
+	EXPECT_FALSE(store->history.FindBranch("db", "dev").has_value());
+	EXPECT_FALSE(store->history.FindBranch("nope", "main").has_value());
+	EXPECT_FALSE(store->history.FindDatabase("nope").has_value());
+	EXPECT_EQ(ErrorCode([&] { store->history.ListBranches("nope"); }), "database_not_found");
 	// A database exists without any stored file until its first sync.
 	StoredFile file;
-	EXPECT_FALSE(store->LoadFile(File("db", "main"), file));
+	EXPECT_FALSE(store->files.LoadFile(File("db", "main"), file));
 }
 
 TEST_F(MetadataStoreTest, SnapshotIdsCountPerDatabaseAcrossBranches) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
-	ASSERT_TRUE(store->EnsureDatabase("other"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("other"));
 	PublishMain("db", "main", "v1");
 	auto s1 = Snapshot("db", "main");
 	EXPECT_EQ(s1.snapshot_id, 1);
 	EXPECT_TRUE(s1.parents.empty());
 	EXPECT_EQ(s1.branch_name, "main");
 
-	auto dev = store->CreateBranch("db", "dev", 1);
+	auto dev = store->history.CreateBranch("db", "dev", 1);
 	EXPECT_EQ(dev.name, "dev");
 	EXPECT_EQ(dev.base_snapshot_id, 1);
 	EXPECT_EQ(dev.head_snapshot_id, 1);
@@ -230,107 +231,107 @@ TEST_F(MetadataStoreTest, SnapshotIdsCountPerDatabaseAcrossBranches) {
 	EXPECT_EQ(Snapshot("other", "main").snapshot_id, 2);
 	EXPECT_EQ(Snapshot("db", "dev").snapshot_id, 4);
 
-	auto listed = store->ListSnapshots("db");
+	auto listed = store->history.ListSnapshots("db");
 	ASSERT_EQ(listed.size(), 4u);
 	for (size_t i = 0; i < listed.size(); i++) {
 		EXPECT_EQ(listed[i].snapshot_id, static_cast<int64_t>(i + 1));
 	}
 	EXPECT_EQ(listed[1].branch_name, "dev");
 	EXPECT_EQ(listed[3].parents, std::vector<int64_t> {2});
-	EXPECT_EQ(store->FindBranch("db", "main")->head_snapshot_id, 3);
-	EXPECT_EQ(store->FindBranch("db", "dev")->head_snapshot_id, 4);
-	EXPECT_EQ(store->LatestSnapshot("db")->snapshot_id, 3);
-	EXPECT_EQ(store->FindDatabase("db")->snapshot_count, 4);
-	EXPECT_EQ(store->FindDatabase("db")->branch_count, 2);
+	EXPECT_EQ(store->history.FindBranch("db", "main")->head_snapshot_id, 3);
+	EXPECT_EQ(store->history.FindBranch("db", "dev")->head_snapshot_id, 4);
+	EXPECT_EQ(store->history.LatestSnapshot("db")->snapshot_id, 3);
+	EXPECT_EQ(store->history.FindDatabase("db")->snapshot_count, 4);
+	EXPECT_EQ(store->history.FindDatabase("db")->branch_count, 2);
 
 	// Each snapshot keeps the root it was taken from.
 	StoredFile file;
-	ASSERT_TRUE(store->LoadFile(SnapshotFile("db", 1), file));
+	ASSERT_TRUE(store->files.LoadFile(SnapshotFile("db", 1), file));
 	EXPECT_EQ(file.length, 2u);
-	ASSERT_TRUE(store->LoadFile(SnapshotFile("db", 2), file));
+	ASSERT_TRUE(store->files.LoadFile(SnapshotFile("db", 2), file));
 	EXPECT_EQ(file.length, 9u);
-	ASSERT_TRUE(store->LoadFile(SnapshotFile("db", 3), file));
+	ASSERT_TRUE(store->files.LoadFile(SnapshotFile("db", 3), file));
 	EXPECT_EQ(file.length, 10u);
-	EXPECT_FALSE(store->LoadFile(SnapshotFile("db", 99), file));
-	EXPECT_FALSE(store->LoadFile(SnapshotFile("nope", 1), file));
+	EXPECT_FALSE(store->files.LoadFile(SnapshotFile("db", 99), file));
+	EXPECT_FALSE(store->files.LoadFile(SnapshotFile("nope", 1), file));
 	auto wal = SnapshotFile("db", 1);
 	wal.file_name = std::string(MAIN_FILE_NAME) + ".wal";
-	EXPECT_FALSE(store->LoadFile(wal, file));
+	EXPECT_FALSE(store->files.LoadFile(wal, file));
 }
 
 TEST_F(MetadataStoreTest, CreateBranchStartsFromTheSnapshotRoot) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	auto page = PublishMain("db", "main", "snapshotted");
 	Snapshot("db", "main");
 	PublishMain("db", "main", "later change");
 
-	store->CreateBranch("db", "feature", 1);
+	store->history.CreateBranch("db", "feature", 1);
 	StoredFile branch_file, snapshot_file;
-	ASSERT_TRUE(store->LoadFile(File("db", "feature"), branch_file));
-	ASSERT_TRUE(store->LoadFile(SnapshotFile("db", 1), snapshot_file));
+	ASSERT_TRUE(store->files.LoadFile(File("db", "feature"), branch_file));
+	ASSERT_TRUE(store->files.LoadFile(SnapshotFile("db", 1), snapshot_file));
 	EXPECT_EQ(branch_file.length, 11u);
 	ASSERT_EQ(branch_file.pages.size(), 1u);
 	EXPECT_EQ(branch_file.pages[0], page);
 	EXPECT_EQ(branch_file.pages, snapshot_file.pages);
 	// Only the main file is carried over: a branch never starts with WAL.
 	StoredFile wal;
-	EXPECT_FALSE(store->LoadFile(File("db", "feature", std::string(MAIN_FILE_NAME) + ".wal"), wal));
+	EXPECT_FALSE(store->files.LoadFile(File("db", "feature", std::string(MAIN_FILE_NAME) + ".wal"), wal));
 	// Writing the branch leaves main and the snapshot alone.
 	PublishMain("db", "feature", "feature work!");
 	StoredFile main_file;
-	ASSERT_TRUE(store->LoadFile(File("db", "main"), main_file));
+	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), main_file));
 	EXPECT_EQ(main_file.length, 12u);
-	ASSERT_TRUE(store->LoadFile(SnapshotFile("db", 1), snapshot_file));
+	ASSERT_TRUE(store->files.LoadFile(SnapshotFile("db", 1), snapshot_file));
 	EXPECT_EQ(snapshot_file.length, 11u);
 }
 
 TEST_F(MetadataStoreTest, CreateBranchRefusals) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	PublishMain("db", "main", "x");
 	Snapshot("db", "main");
-	store->CreateBranch("db", "dev", 1);
+	store->history.CreateBranch("db", "dev", 1);
 
 	std::string code;
 	try {
-		store->CreateBranch("db", "dev", 1);
+		store->history.CreateBranch("db", "dev", 1);
 	} catch (const DifferentialError &e) {
 		code = e.code;
 		EXPECT_EQ(e.kind, ErrorKind::CONFLICT);
 	}
 	EXPECT_EQ(code, "branch_exists");
-	EXPECT_EQ(ErrorCode([&] { store->CreateBranch("db", "main", 1); }), "branch_exists");
+	EXPECT_EQ(ErrorCode([&] { store->history.CreateBranch("db", "main", 1); }), "branch_exists");
 	try {
 		code.clear();
-		store->CreateBranch("db", "new", 42);
+		store->history.CreateBranch("db", "new", 42);
 	} catch (const DifferentialError &e) {
 		code = e.code;
 		EXPECT_EQ(e.kind, ErrorKind::NOT_FOUND);
 	}
 	EXPECT_EQ(code, "snapshot_not_found");
-	EXPECT_EQ(ErrorCode([&] { store->CreateBranch("nope", "new", 1); }), "database_not_found");
+	EXPECT_EQ(ErrorCode([&] { store->history.CreateBranch("nope", "new", 1); }), "database_not_found");
 	// A snapshot id of another database does not count.
-	ASSERT_TRUE(store->EnsureDatabase("other"));
-	EXPECT_EQ(ErrorCode([&] { store->CreateBranch("other", "new", 1); }), "snapshot_not_found");
+	ASSERT_TRUE(store->history.EnsureDatabase("other"));
+	EXPECT_EQ(ErrorCode([&] { store->history.CreateBranch("other", "new", 1); }), "snapshot_not_found");
 	// Nothing was written by the refusals.
-	EXPECT_EQ(store->ListBranches("db").size(), 2u);
-	EXPECT_EQ(store->ListBranches("other").size(), 1u);
-	EXPECT_FALSE(store->FindBranch("db", "new").has_value());
+	EXPECT_EQ(store->history.ListBranches("db").size(), 2u);
+	EXPECT_EQ(store->history.ListBranches("other").size(), 1u);
+	EXPECT_FALSE(store->history.FindBranch("db", "new").has_value());
 }
 
 TEST_F(MetadataStoreTest, SnapshotNamesAreUniquePerDatabase) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
-	ASSERT_TRUE(store->EnsureDatabase("other"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("other"));
 	PublishMain("db", "main", "x");
 	PublishMain("other", "main", "y");
 	SnapshotRequest req;
 	req.name = "v1";
 	req.author = "alice";
 	req.message = "first release";
-	auto s1 = store->CreateSnapshot("db", "main", req);
-	EXPECT_TRUE(s1.has_name);
+	auto s1 = store->history.CreateSnapshot("db", "main", req);
+	EXPECT_TRUE(s1.name.has_value());
 	EXPECT_EQ(s1.name, "v1");
 
-	store->CreateBranch("db", "dev", 1);
+	store->history.CreateBranch("db", "dev", 1);
 	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "main", std::string("v1")); }), "snapshot_name_exists");
 	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "dev", std::string("v1")); }), "snapshot_name_exists");
 	EXPECT_EQ(Snapshot("other", "main", std::string("v1")).snapshot_id, 1);
@@ -338,21 +339,21 @@ TEST_F(MetadataStoreTest, SnapshotNamesAreUniquePerDatabase) {
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 2);
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 3);
 
-	auto found = store->FindSnapshot("db", 1);
+	auto found = store->history.FindSnapshot("db", 1);
 	ASSERT_TRUE(found.has_value());
-	EXPECT_TRUE(found->has_name && found->has_author && found->has_message);
+	EXPECT_TRUE(found->name && found->author && found->message);
 	EXPECT_EQ(found->author, "alice");
 	EXPECT_EQ(found->message, "first release");
-	auto unnamed = store->FindSnapshot("db", 2);
+	auto unnamed = store->history.FindSnapshot("db", 2);
 	ASSERT_TRUE(unnamed.has_value());
-	EXPECT_FALSE(unnamed->has_name);
-	EXPECT_FALSE(unnamed->has_author);
-	EXPECT_FALSE(unnamed->has_message);
-	EXPECT_FALSE(store->FindSnapshot("db", 4).has_value());
+	EXPECT_FALSE(unnamed->name.has_value());
+	EXPECT_FALSE(unnamed->author.has_value());
+	EXPECT_FALSE(unnamed->message.has_value());
+	EXPECT_FALSE(store->history.FindSnapshot("db", 4).has_value());
 }
 
 TEST_F(MetadataStoreTest, SnapshotRequiresACheckpointedBranch) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	// No database file yet.
 	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "main"); }), "snapshot_not_checkpointed");
 	PublishMain("db", "main", "data");
@@ -365,7 +366,7 @@ TEST_F(MetadataStoreTest, SnapshotRequiresACheckpointedBranch) {
 		EXPECT_EQ(e.kind, ErrorKind::CONFLICT);
 		EXPECT_NE(std::string(e.what()).find("1234 bytes"), std::string::npos) << e.what();
 	}
-	EXPECT_TRUE(store->ListSnapshots("db").empty());
+	EXPECT_TRUE(store->history.ListSnapshots("db").empty());
 	// After a checkpoint the WAL is empty (it may still exist) and the snapshot is allowed.
 	PublishWal("db", "main", 0);
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 1);
@@ -374,7 +375,7 @@ TEST_F(MetadataStoreTest, SnapshotRequiresACheckpointedBranch) {
 }
 
 TEST_F(MetadataStoreTest, FindSnapshotAsOf) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	PublishMain("db", "main", "x");
 	std::vector<SnapshotRecord> snaps;
 	for (int i = 0; i < 3; i++) {
@@ -385,34 +386,34 @@ TEST_F(MetadataStoreTest, FindSnapshotAsOf) {
 	}
 	ASSERT_LT(snaps[0].created_at_us, snaps[1].created_at_us);
 	ASSERT_LT(snaps[1].created_at_us, snaps[2].created_at_us);
-	EXPECT_FALSE(store->FindSnapshotAsOf("db", snaps[0].created_at_us - 1).has_value());
-	EXPECT_EQ(store->FindSnapshotAsOf("db", snaps[0].created_at_us)->snapshot_id, 1);
-	EXPECT_EQ(store->FindSnapshotAsOf("db", snaps[1].created_at_us - 1)->snapshot_id, 1);
-	EXPECT_EQ(store->FindSnapshotAsOf("db", snaps[1].created_at_us)->snapshot_id, 2);
-	EXPECT_EQ(store->FindSnapshotAsOf("db", snaps[2].created_at_us - 1)->snapshot_id, 2);
-	EXPECT_EQ(store->FindSnapshotAsOf("db", NowMicros())->snapshot_id, 3);
-	EXPECT_FALSE(store->FindSnapshotAsOf("nope", NowMicros()).has_value());
+	EXPECT_FALSE(store->history.FindSnapshotAsOf("db", snaps[0].created_at_us - 1).has_value());
+	EXPECT_EQ(store->history.FindSnapshotAsOf("db", snaps[0].created_at_us)->snapshot_id, 1);
+	EXPECT_EQ(store->history.FindSnapshotAsOf("db", snaps[1].created_at_us - 1)->snapshot_id, 1);
+	EXPECT_EQ(store->history.FindSnapshotAsOf("db", snaps[1].created_at_us)->snapshot_id, 2);
+	EXPECT_EQ(store->history.FindSnapshotAsOf("db", snaps[2].created_at_us - 1)->snapshot_id, 2);
+	EXPECT_EQ(store->history.FindSnapshotAsOf("db", NowMicros())->snapshot_id, 3);
+	EXPECT_FALSE(store->history.FindSnapshotAsOf("nope", NowMicros()).has_value());
 	// The stored time is the one reported at creation.
-	EXPECT_EQ(store->FindSnapshot("db", 2)->created_at_us, snaps[1].created_at_us);
+	EXPECT_EQ(store->history.FindSnapshot("db", 2)->created_at_us, snaps[1].created_at_us);
 }
 
 TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	auto page = PublishMain("db", "main", "content");
 	StoredFile file;
-	ASSERT_TRUE(store->LoadFile(File("db", "main"), file));
+	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 7u);
 	ASSERT_EQ(file.pages.size(), 1u);
 	EXPECT_EQ(file.pages[0], page);
 	EXPECT_TRUE(file.extents.empty());
-	EXPECT_TRUE(store->HasIndexPage(page));
-	auto slots = DecodeIndexPage(store->LoadIndexPage(page));
+	EXPECT_TRUE(store->accounting.HasIndexPage(page));
+	auto slots = DecodeIndexPage(store->files.LoadIndexPage(page));
 	ASSERT_EQ(slots.size(), 1u);
 	EXPECT_EQ(slots[0], Sha256("content", 7));
-	EXPECT_TRUE(store->HasChunk(slots[0]));
+	EXPECT_TRUE(store->accounting.HasChunk(slots[0]));
 
 	std::vector<ChunkLocation> locations;
-	store->LookupChunks({slots[0], slots[0]}, locations);
+	store->files.LookupChunks({slots[0], slots[0]}, locations);
 	ASSERT_EQ(locations.size(), 2u);
 	EXPECT_EQ(locations[0].segment_id, 1u);
 	EXPECT_EQ(locations[0].offset, 112u);
@@ -420,43 +421,43 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 	EXPECT_EQ(locations[0].crc32c, Crc32c("content", 7));
 
 	auto unknown = Sha256("unknown", 7);
-	EXPECT_FALSE(store->HasChunk(unknown));
-	EXPECT_FALSE(store->HasIndexPage(unknown));
-	EXPECT_EQ(ErrorCode([&] { store->LookupChunks({slots[0], unknown}, locations); }), "missing_chunk");
-	EXPECT_EQ(ErrorCode([&] { store->LoadIndexPage(unknown); }), "corrupt_metadata");
+	EXPECT_FALSE(store->accounting.HasChunk(unknown));
+	EXPECT_FALSE(store->accounting.HasIndexPage(unknown));
+	EXPECT_EQ(ErrorCode([&] { store->files.LookupChunks({slots[0], unknown}, locations); }), "missing_chunk");
+	EXPECT_EQ(ErrorCode([&] { store->files.LoadIndexPage(unknown); }), "corrupt_metadata");
 
 	// A chunk published twice keeps its first location.
 	NewChunk again;
 	again.hash = slots[0];
 	again.location.segment_id = 77;
-	store->PublishChunked(File("db", "main"), 7, {page}, {}, {again}, -1);
-	store->LookupChunks({slots[0]}, locations);
+	store->files.PublishChunked(File("db", "main"), 7, {page}, {}, {again}, -1);
+	store->files.LookupChunks({slots[0]}, locations);
 	EXPECT_EQ(locations[0].segment_id, 1u);
-	EXPECT_EQ(store->AllChunks().size(), 1u);
+	EXPECT_EQ(store->accounting.AllChunks().size(), 1u);
 }
 
 TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	// An empty database file has a root without pages.
-	store->PublishChunked(File("db", "main"), 0, {}, {}, {}, -1);
+	store->files.PublishChunked(File("db", "main"), 0, {}, {}, {}, -1);
 	StoredFile file;
-	ASSERT_TRUE(store->LoadFile(File("db", "main"), file));
+	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 0u);
 	EXPECT_TRUE(file.pages.empty());
 	// An index page of holes only is an empty blob, and still a page.
 	NewIndexPage holes;
 	holes.hash = Sha256(nullptr, 0);
-	store->PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {}, -1);
-	EXPECT_TRUE(store->HasIndexPage(holes.hash));
-	EXPECT_TRUE(store->LoadIndexPage(holes.hash).empty());
-	ASSERT_TRUE(store->LoadFile(File("db", "main"), file));
+	store->files.PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {}, -1);
+	EXPECT_TRUE(store->accounting.HasIndexPage(holes.hash));
+	EXPECT_TRUE(store->files.LoadIndexPage(holes.hash).empty());
+	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.pages, std::vector<Hash256> {holes.hash});
 	// A snapshot of it works like any other.
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 1);
 }
 
 TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
-	ASSERT_TRUE(store->EnsureDatabase("db"));
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	auto wal = File("db", "main", std::string(MAIN_FILE_NAME) + ".wal");
 	auto checkpoint = File("db", "main", std::string(MAIN_FILE_NAME) + ".wal.checkpoint");
 	std::vector<ChunkLocation> extents(3);
@@ -466,9 +467,9 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 		extents[i].length = static_cast<uint32_t>(10 * (i + 1));
 		extents[i].crc32c = static_cast<uint32_t>(i);
 	}
-	store->PublishRanged(wal, 60, 0, extents);
+	store->files.PublishRanged(wal, 60, 0, extents);
 	StoredFile file;
-	ASSERT_TRUE(store->LoadFile(wal, file));
+	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 60u);
 	ASSERT_EQ(file.extents.size(), 3u);
 	EXPECT_EQ(file.extents[2].offset, 3000u);
@@ -479,33 +480,33 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	fresh.segment_id = 6;
 	fresh.offset = 64;
 	fresh.length = 5;
-	store->PublishRanged(wal, 15, 1, {fresh});
-	ASSERT_TRUE(store->LoadFile(wal, file));
+	store->files.PublishRanged(wal, 15, 1, {fresh});
+	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 15u);
 	ASSERT_EQ(file.extents.size(), 2u);
 	EXPECT_EQ(file.extents[0].offset, 1000u);
 	EXPECT_EQ(file.extents[1].segment_id, 6u);
-	EXPECT_EQ(store->AllExtents().size(), 2u);
+	EXPECT_EQ(store->accounting.AllExtents().size(), 2u);
 
 	// Move over an existing target replaces it.
-	store->PublishRanged(checkpoint, 10, 0, {extents[0]});
-	store->MoveFile(wal, checkpoint);
-	EXPECT_FALSE(store->LoadFile(wal, file));
-	ASSERT_TRUE(store->LoadFile(checkpoint, file));
+	store->files.PublishRanged(checkpoint, 10, 0, {extents[0]});
+	store->files.MoveFile(wal, checkpoint);
+	EXPECT_FALSE(store->files.LoadFile(wal, file));
+	ASSERT_TRUE(store->files.LoadFile(checkpoint, file));
 	EXPECT_EQ(file.length, 15u);
 	EXPECT_EQ(file.extents.size(), 2u);
-	EXPECT_EQ(store->AllExtents().size(), 2u);
+	EXPECT_EQ(store->accounting.AllExtents().size(), 2u);
 
-	store->RemoveFile(checkpoint);
-	EXPECT_FALSE(store->LoadFile(checkpoint, file));
-	EXPECT_TRUE(store->AllExtents().empty());
-	EXPECT_EQ(ErrorCode([&] { store->RemoveFile(File("db", "ghost")); }), "branch_not_found");
+	store->files.RemoveFile(checkpoint);
+	EXPECT_FALSE(store->files.LoadFile(checkpoint, file));
+	EXPECT_TRUE(store->accounting.AllExtents().empty());
+	EXPECT_EQ(ErrorCode([&] { store->files.RemoveFile(File("db", "ghost")); }), "branch_not_found");
 }
 
 TEST_F(MetadataStoreTest, SegmentIdsAreAllocatedInOrder) {
-	EXPECT_EQ(store->AllocateSegment(), 1u);
-	EXPECT_EQ(store->AllocateSegment(), 2u);
+	EXPECT_EQ(store->files.AllocateSegment(), 1u);
+	EXPECT_EQ(store->files.AllocateSegment(), 2u);
 	store.reset();
 	store = std::make_unique<MetadataStore>(root);
-	EXPECT_EQ(store->AllocateSegment(), 3u);
+	EXPECT_EQ(store->files.AllocateSegment(), 3u);
 }

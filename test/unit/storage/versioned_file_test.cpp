@@ -2,6 +2,7 @@
 #include "storage/versioned_file.hpp"
 
 #include "metadata/metadata_store.hpp"
+#include "metadata/sqlite.hpp"
 #include "storage/chunk_geometry.hpp"
 #include "storage/segment_store.hpp"
 #include "test_support.hpp"
@@ -46,7 +47,7 @@ protected:
 		root = temp.path;
 		temp.Sub("segments");
 		process = Open();
-		ASSERT_TRUE(process.metadata->EnsureDatabase("db"));
+		ASSERT_TRUE(process.metadata->history.EnsureDatabase("db"));
 		main_file = ParseDiffPath(BranchPath(root, "db", "main"));
 		wal_file = ParseDiffPath(BranchPath(root, "db", "main") + ".wal");
 	}
@@ -54,7 +55,8 @@ protected:
 	Process Open() {
 		Process p;
 		p.metadata = std::make_shared<MetadataStore>(root);
-		p.storage = std::make_shared<RepositoryStorage>(root, p.metadata);
+		p.storage =
+		    std::make_shared<RepositoryStorage>(root, std::shared_ptr<FileCatalog>(p.metadata, &p.metadata->files));
 		return p;
 	}
 
@@ -108,7 +110,7 @@ protected:
 	}
 
 	std::vector<Hash256> MainRootPages() {
-		for (auto &r : process.metadata->LiveRoots()) {
+		for (auto &r : process.metadata->accounting.LiveRoots()) {
 			if (r.owner == "db branch main") {
 				return r.pages;
 			}
@@ -188,7 +190,7 @@ TEST_F(VersionedFileTest, WriteSyncReloadReadsIdenticalBytes) {
 	}
 	// One record per chunk: a header chunk and five blocks.
 	EXPECT_EQ(SegmentRecordCount(), 6u);
-	EXPECT_EQ(process.metadata->AllChunks().size(), 6u);
+	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), 6u);
 	EXPECT_EQ(MainRootPages().size(), 1u);
 }
 
@@ -282,7 +284,7 @@ TEST_F(VersionedFileTest, WritesPastTheEndLeaveHoles) {
 	file->Sync();
 	EXPECT_EQ(ReadAll(*LoadInNewProcess(main_file)), expected);
 	// Holes are not stored.
-	EXPECT_EQ(process.metadata->AllChunks().size(), 2u);
+	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), 2u);
 }
 
 TEST_F(VersionedFileTest, TruncateShrinksAndReadsPastTheEndAreShort) {
@@ -362,7 +364,7 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	EXPECT_EQ(ReadAll(*LoadInNewProcess(wal_file)), expected);
 	// Appends store only the appended bytes: one record each.
 	EXPECT_EQ(SegmentRecordCount(), 3u);
-	EXPECT_EQ(process.metadata->AllExtents().size(), 3u);
+	EXPECT_EQ(process.metadata->accounting.AllExtents().size(), 3u);
 
 	append(3000, 4);
 	// Truncate into the middle of the second extent, then append again.
@@ -397,7 +399,7 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	EXPECT_TRUE(std::equal(mid.begin(), mid.end(), expected.begin() + 95));
 	// Only the file's current extents are published (stale ones were replaced).
 	uint64_t published = 0;
-	for (auto &e : process.metadata->AllExtents()) {
+	for (auto &e : process.metadata->accounting.AllExtents()) {
 		EXPECT_EQ(e.first, "db branch main database.duckdb.wal");
 		published += e.second.length;
 	}
@@ -407,7 +409,7 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	wal->Truncate(0);
 	wal->Sync();
 	EXPECT_EQ(LoadInNewProcess(wal_file)->Length(), 0u);
-	EXPECT_TRUE(process.metadata->AllExtents().empty());
+	EXPECT_TRUE(process.metadata->accounting.AllExtents().empty());
 }
 
 TEST_F(VersionedFileTest, UnsyncedWritesAreNotVisibleToOtherProcesses) {
@@ -458,21 +460,21 @@ TEST_F(VersionedFileTest, IdenticalChunksAreStoredOnce) {
 	}
 	file->Sync();
 	EXPECT_EQ(SegmentRecordCount(), 2u);
-	EXPECT_EQ(process.metadata->AllChunks().size(), 2u);
+	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), 2u);
 	auto loaded = LoadInNewProcess(main_file);
 	for (uint64_t b = 1; b <= 8; b++) {
 		EXPECT_EQ(ReadRange(*loaded, ChunkStart(b), CHUNK_SIZE), block) << "block " << b;
 	}
 
 	// The same content in another database of the repository is not stored again either.
-	ASSERT_TRUE(process.metadata->EnsureDatabase("db2"));
+	ASSERT_TRUE(process.metadata->history.EnsureDatabase("db2"));
 	auto other = NewFile(ParseDiffPath(BranchPath(root, "db2", "main")));
 	other->CreateEmpty();
 	other->Write(header.data(), header.size(), 0);
 	other->Write(block.data(), block.size(), ChunkStart(1));
 	other->Sync();
 	EXPECT_EQ(SegmentRecordCount(), 2u);
-	EXPECT_EQ(process.metadata->AllChunks().size(), 2u);
+	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), 2u);
 
 	// A new process dedups only against what it appended itself (those segments are safe from cleanup
 	// while it runs): writing a block that exists elsewhere stores one more record, but the content keeps
@@ -484,7 +486,7 @@ TEST_F(VersionedFileTest, IdenticalChunksAreStoredOnce) {
 	again->Write(block.data(), block.size(), ChunkStart(10));
 	again->Sync();
 	EXPECT_EQ(SegmentRecordCount(), 3u);
-	EXPECT_EQ(process.metadata->AllChunks().size(), 2u);
+	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), 2u);
 	EXPECT_EQ(ReadRange(*LoadInNewProcess(main_file), ChunkStart(9), CHUNK_SIZE), block);
 }
 
@@ -493,7 +495,7 @@ TEST_F(VersionedFileTest, ChangingOneBlockPublishesOnePageAndOneChunk) {
 	file->CreateEmpty();
 	auto expected = WriteDatabase(*file, 6, 30);
 	file->Sync();
-	auto chunks_before = process.metadata->AllChunks().size();
+	auto chunks_before = process.metadata->accounting.AllChunks().size();
 	auto pages_before = CountRows("index_pages");
 	auto roots_before = CountRows("roots");
 	auto records_before = SegmentRecordCount();
@@ -504,15 +506,15 @@ TEST_F(VersionedFileTest, ChangingOneBlockPublishesOnePageAndOneChunk) {
 	auto block = Pattern(CHUNK_SIZE, 999);
 	file->Write(block.data(), block.size(), ChunkStart(4));
 	file->Sync();
-	EXPECT_EQ(process.metadata->AllChunks().size(), chunks_before + 1);
+	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), chunks_before + 1);
 	EXPECT_EQ(CountRows("index_pages"), pages_before + 1);
 	EXPECT_EQ(CountRows("roots"), roots_before + 1);
 	EXPECT_EQ(SegmentRecordCount(), records_before + 1);
 	auto root_after = MainRootPages();
 	ASSERT_EQ(root_after.size(), 1u);
 	EXPECT_NE(root_after[0], root_before[0]);
-	EXPECT_TRUE(process.metadata->HasIndexPage(root_before[0]));
-	EXPECT_TRUE(process.metadata->HasChunk(Sha256(block.data(), block.size())));
+	EXPECT_TRUE(process.metadata->accounting.HasIndexPage(root_before[0]));
+	EXPECT_TRUE(process.metadata->accounting.HasChunk(Sha256(block.data(), block.size())));
 
 	// A sync with nothing changed publishes nothing.
 	file->Sync();
@@ -573,7 +575,7 @@ TEST_F(VersionedFileTest, APageOfHolesIsPublished) {
 	auto pages = MainRootPages();
 	ASSERT_EQ(pages.size(), 2u);
 	EXPECT_EQ(pages[0], Sha256(nullptr, 0));
-	EXPECT_TRUE(process.metadata->LoadIndexPage(pages[0]).empty());
+	EXPECT_TRUE(process.metadata->files.LoadIndexPage(pages[0]).empty());
 	auto loaded = LoadInNewProcess(main_file);
 	EXPECT_EQ(loaded->Length(), ChunkStart(5001));
 	EXPECT_EQ(ReadRange(*loaded, 0, FIRST_CHUNK_SIZE), Bytes(FIRST_CHUNK_SIZE, 0));
@@ -587,7 +589,7 @@ TEST_F(VersionedFileTest, CorruptChunkIsNotReturned) {
 	file->Sync();
 	ChunkLocation target;
 	auto wanted = Sha256(expected.data() + ChunkStart(2), CHUNK_SIZE);
-	for (auto &row : process.metadata->AllChunks()) {
+	for (auto &row : process.metadata->accounting.AllChunks()) {
 		if (row.hash == wanted) {
 			target = row.location;
 		}

@@ -1,5 +1,6 @@
-// Repository registry: directory layout creation and the process-wide cache of open repositories.
-#include "catalog/repository_registry.hpp"
+// The composition root: creates a repository's directory layout, wires its metadata stores and its
+// storage together, and keeps the process-wide registry of open repositories.
+#include "repository/repository.hpp"
 
 #include "common/errors.hpp"
 #include "common/names.hpp"
@@ -73,7 +74,9 @@ std::shared_ptr<Repository> OpenRepository(const std::string &root_p) {
 	auto repo = std::make_shared<Repository>();
 	repo->root = root;
 	repo->metadata = std::make_shared<MetadataStore>(root);
-	repo->storage = std::make_shared<RepositoryStorage>(root, repo->metadata);
+	// Storage sees only the file catalog it declares; the alias keeps the whole metadata alive with it.
+	repo->storage =
+	    std::make_shared<RepositoryStorage>(root, std::shared_ptr<FileCatalog>(repo->metadata, &repo->metadata->files));
 	(*open)[root] = repo;
 	return repo;
 }

@@ -1,0 +1,266 @@
+// File catalog: every publication is one grouped SQLite transaction, the durable commit point of
+// a sync; loads read a root and pin it in one transaction.
+#include "metadata/file_store.hpp"
+
+#include "common/errors.hpp"
+#include "common/process_identity.hpp"
+#include "metadata/lookups.hpp"
+#include "metadata/sqlite.hpp"
+
+#include <cstring>
+#include <unistd.h>
+
+namespace differential {
+
+static ChunkLocation ReadLocation(SqliteStatement &stmt, int first_col) {
+	ChunkLocation loc;
+	loc.segment_id = static_cast<uint64_t>(stmt.Int(first_col));
+	loc.offset = static_cast<uint64_t>(stmt.Int(first_col + 1));
+	loc.length = static_cast<uint32_t>(stmt.Int(first_col + 2));
+	loc.crc32c = static_cast<uint32_t>(stmt.Int(first_col + 3));
+	return loc;
+}
+
+static int64_t RequireFileBranch(MetadataSession &session, const FileAddress &file) {
+	return RequireBranchId(session, file.database, file.branch);
+}
+
+static bool LoadSnapshotFile(MetadataSession &session, const FileAddress &file, StoredFile &out) {
+	if (!file.IsMainFile()) {
+		return false;
+	}
+	auto stmt = session.db.Prepare("SELECT s.root_id FROM snapshots s JOIN databases d USING (database_id) "
+	                               "WHERE d.database_name = ? AND s.snapshot_id = ?");
+	stmt.Bind(1, file.database).Bind(2, file.snapshot_id);
+	if (!stmt.Step()) {
+		return false;
+	}
+	out.root_id = stmt.Int(0);
+	LoadRoot(session, out.root_id, out);
+	return true;
+}
+
+static bool LoadBranchFile(MetadataSession &session, const FileAddress &file, StoredFile &out) {
+	auto branch_id = FindBranchId(session, file.database, file.branch);
+	if (!branch_id) {
+		return false;
+	}
+	auto stmt = session.db.Prepare("SELECT root_id, length FROM branch_files WHERE branch_id = ? AND file_name = ?");
+	stmt.Bind(1, *branch_id).Bind(2, file.file_name);
+	if (!stmt.Step()) {
+		return false;
+	}
+	if (!stmt.IsNull(0)) {
+		out.root_id = stmt.Int(0);
+		LoadRoot(session, out.root_id, out);
+		return true;
+	}
+	out.length = static_cast<uint64_t>(stmt.Int(1));
+	auto ext = session.db.Prepare("SELECT segment_id, payload_offset, length, crc32c FROM file_extents "
+	                              "WHERE branch_id = ? AND file_name = ? ORDER BY seq");
+	ext.Bind(1, *branch_id).Bind(2, file.file_name);
+	while (ext.Step()) {
+		out.extents.push_back(ReadLocation(ext, 0));
+	}
+	return true;
+}
+
+static bool LoadAny(MetadataSession &session, const FileAddress &file, StoredFile &out) {
+	return file.IsSnapshot() ? LoadSnapshotFile(session, file, out) : LoadBranchFile(session, file, out);
+}
+
+//! The WAL companions published with a branch's database file, read in the loader's transaction.
+static void LoadCompanions(MetadataSession &session, const FileAddress &file, StoredFile &out) {
+	auto names = session.db.Prepare(
+	    "SELECT f.file_name FROM branch_files f JOIN branches b USING (branch_id) JOIN databases d USING "
+	    "(database_id) WHERE d.database_name = ? AND b.branch_name = ? AND f.root_id IS NULL");
+	names.Bind(1, file.database).Bind(2, file.branch);
+	while (names.Step()) {
+		FileAddress companion = file;
+		companion.file_name = names.Text(0);
+		StoredFile stored;
+		LoadBranchFile(session, companion, stored);
+		out.companions.push_back({companion.file_name, stored.length, stored.extents});
+	}
+}
+
+bool FileStore::LoadFile(const FileAddress &file, StoredFile &out, bool pin) {
+	out = StoredFile();
+	if (!pin) {
+		auto session = core.Read();
+		return LoadAny(session, file, out);
+	}
+	// Read the root and pin it in one transaction, so cleanup never sees it unpinned and unreferenced.
+	auto txn = core.Write();
+	if (!LoadAny(txn, file, out)) {
+		return false;
+	}
+	if (out.root_id < 0) {
+		return true;
+	}
+	if (!file.IsSnapshot() && file.IsMainFile()) {
+		LoadCompanions(txn, file, out);
+	}
+	txn.db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
+	    .Bind(1, out.root_id)
+	    .Bind(2, static_cast<int64_t>(getpid()))
+	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
+	    .Bind(4, NowMicros())
+	    .Run();
+	out.pin_id = txn.db.LastInsertRowId();
+	txn.Commit();
+	return true;
+}
+
+void FileStore::Unpin(int64_t pin_id) {
+	auto session = core.Read();
+	session.db.Prepare("DELETE FROM pins WHERE pin_id = ?").Bind(1, pin_id).Run();
+}
+
+std::vector<uint8_t> FileStore::LoadIndexPage(const Hash256 &page) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT slots FROM index_pages WHERE hash = ?");
+	stmt.BindBlob(1, page.data(), page.size());
+	if (!stmt.Step()) {
+		Fail(ErrorKind::IO, "corrupt_metadata",
+		     "Index page " + HashToHex(page) + " is referenced but missing. Run differential_verify().");
+	}
+	return stmt.Blob(0);
+}
+
+void FileStore::LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) {
+	auto session = core.Read();
+	out.clear();
+	out.reserve(hashes.size());
+	auto stmt = session.db.Prepare("SELECT segment_id, payload_offset, length, crc32c FROM chunks WHERE hash = ?");
+	for (auto &hash : hashes) {
+		stmt.Reset();
+		stmt.BindBlob(1, hash.data(), hash.size());
+		if (!stmt.Step()) {
+			Fail(ErrorKind::IO, "missing_chunk",
+			     "Chunk " + HashToHex(hash) + " is referenced but not stored. Run differential_verify().");
+		}
+		out.push_back(ReadLocation(stmt, 0));
+	}
+}
+
+static void InsertChunksAndPages(SqliteDatabase &db, const std::vector<NewIndexPage> &new_pages,
+                                 const std::vector<NewChunk> &new_chunks) {
+	auto chunk = db.Prepare(
+	    "INSERT OR IGNORE INTO chunks(hash, segment_id, payload_offset, length, crc32c) VALUES (?, ?, ?, ?, ?)");
+	for (auto &c : new_chunks) {
+		chunk.Reset();
+		chunk.BindBlob(1, c.hash.data(), c.hash.size())
+		    .Bind(2, static_cast<int64_t>(c.location.segment_id))
+		    .Bind(3, static_cast<int64_t>(c.location.offset))
+		    .Bind(4, static_cast<int64_t>(c.location.length))
+		    .Bind(5, static_cast<int64_t>(c.location.crc32c))
+		    .Run();
+	}
+	auto page = db.Prepare("INSERT OR IGNORE INTO index_pages(hash, slots) VALUES (?, ?)");
+	for (auto &p : new_pages) {
+		page.Reset();
+		page.BindBlob(1, p.hash.data(), p.hash.size()).BindBlob(2, p.slots.data(), p.slots.size()).Run();
+	}
+}
+
+void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
+                               const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
+                               int64_t pin_id) {
+	core.RunGrouped([&](MetadataSession &session) {
+		auto &db = session.db;
+		auto branch_id = RequireFileBranch(session, file);
+		InsertChunksAndPages(db, new_pages, new_chunks);
+		std::vector<uint8_t> blob(pages.size() * 32);
+		for (size_t i = 0; i < pages.size(); i++) {
+			std::memcpy(blob.data() + i * 32, pages[i].data(), 32);
+		}
+		db.Prepare("INSERT INTO roots(file_length, pages) VALUES (?, ?)")
+		    .Bind(1, static_cast<int64_t>(length))
+		    .BindBlob(2, blob.data(), blob.size())
+		    .Run();
+		auto root_id = db.LastInsertRowId();
+		db.Prepare("INSERT OR REPLACE INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, ?, ?)")
+		    .Bind(1, branch_id)
+		    .Bind(2, file.file_name)
+		    .Bind(3, root_id)
+		    .Bind(4, static_cast<int64_t>(length))
+		    .Run();
+		if (pin_id >= 0) {
+			db.Prepare("UPDATE pins SET root_id = ? WHERE pin_id = ?").Bind(1, root_id).Bind(2, pin_id).Run();
+		}
+	});
+}
+
+void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
+                              const std::vector<ChunkLocation> &new_extents) {
+	core.RunGrouped([&](MetadataSession &session) {
+		auto &db = session.db;
+		auto branch_id = RequireFileBranch(session, file);
+		db.Prepare("DELETE FROM file_extents WHERE branch_id = ? AND file_name = ? AND seq >= ?")
+		    .Bind(1, branch_id)
+		    .Bind(2, file.file_name)
+		    .Bind(3, static_cast<int64_t>(kept_extents))
+		    .Run();
+		auto ext = db.Prepare("INSERT INTO file_extents(branch_id, file_name, seq, segment_id, payload_offset, length, "
+		                      "crc32c) VALUES (?, ?, ?, ?, ?, ?, ?)");
+		for (size_t i = 0; i < new_extents.size(); i++) {
+			auto &loc = new_extents[i];
+			ext.Reset();
+			ext.Bind(1, branch_id)
+			    .Bind(2, file.file_name)
+			    .Bind(3, static_cast<int64_t>(kept_extents + i))
+			    .Bind(4, static_cast<int64_t>(loc.segment_id))
+			    .Bind(5, static_cast<int64_t>(loc.offset))
+			    .Bind(6, static_cast<int64_t>(loc.length))
+			    .Bind(7, static_cast<int64_t>(loc.crc32c))
+			    .Run();
+		}
+		db.Prepare("INSERT OR REPLACE INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, NULL, ?)")
+		    .Bind(1, branch_id)
+		    .Bind(2, file.file_name)
+		    .Bind(3, static_cast<int64_t>(length))
+		    .Run();
+	});
+}
+
+void FileStore::RemoveFile(const FileAddress &file) {
+	auto txn = core.Write();
+	auto branch_id = RequireFileBranch(txn, file);
+	for (auto table : {"file_extents", "branch_files"}) {
+		txn.db.Prepare(std::string("DELETE FROM ") + table + " WHERE branch_id = ? AND file_name = ?")
+		    .Bind(1, branch_id)
+		    .Bind(2, file.file_name)
+		    .Run();
+	}
+	txn.Commit();
+}
+
+void FileStore::MoveFile(const FileAddress &from, const FileAddress &to) {
+	auto txn = core.Write();
+	auto branch_id = RequireFileBranch(txn, from);
+	for (auto table : {"file_extents", "branch_files"}) {
+		txn.db.Prepare(std::string("DELETE FROM ") + table + " WHERE branch_id = ? AND file_name = ?")
+		    .Bind(1, branch_id)
+		    .Bind(2, to.file_name)
+		    .Run();
+		txn.db.Prepare(std::string("UPDATE ") + table + " SET file_name = ? WHERE branch_id = ? AND file_name = ?")
+		    .Bind(1, to.file_name)
+		    .Bind(2, branch_id)
+		    .Bind(3, from.file_name)
+		    .Run();
+	}
+	txn.Commit();
+}
+
+uint64_t FileStore::AllocateSegment() {
+	auto session = core.Read();
+	session.db.Prepare("INSERT INTO segments(created_at_us, created_by_pid, created_by_start) VALUES (?, ?, ?)")
+	    .Bind(1, NowMicros())
+	    .Bind(2, static_cast<int64_t>(getpid()))
+	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
+	    .Run();
+	return static_cast<uint64_t>(session.db.LastInsertRowId());
+}
+
+} // namespace differential

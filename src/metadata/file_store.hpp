@@ -1,0 +1,32 @@
+// The file catalog in the metadata: published file versions, index pages, chunk locations, WAL
+// byte ranges and reader pins. Implements the interface the storage layer declares.
+#pragma once
+
+#include "metadata/metadata_core.hpp"
+#include "storage/file_catalog.hpp"
+
+namespace differential {
+
+class FileStore : public FileCatalog {
+public:
+	explicit FileStore(MetadataCore &core) : core(core) {
+	}
+
+	bool LoadFile(const FileAddress &file, StoredFile &out, bool pin = false) override;
+	void Unpin(int64_t pin_id) override;
+	std::vector<uint8_t> LoadIndexPage(const Hash256 &page) override;
+	void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) override;
+	void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
+	                    const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
+	                    int64_t pin_id) override;
+	void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
+	                   const std::vector<ChunkLocation> &new_extents) override;
+	void RemoveFile(const FileAddress &file) override;
+	void MoveFile(const FileAddress &from, const FileAddress &to) override;
+	uint64_t AllocateSegment() override;
+
+private:
+	MetadataCore &core;
+};
+
+} // namespace differential

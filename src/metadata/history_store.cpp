@@ -1,0 +1,324 @@
+// History queries and creation: each write is one transaction whose checks run inside it, before
+// anything is written.
+#include "metadata/history_store.hpp"
+
+#include "common/crash_points.hpp"
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "metadata/lookups.hpp"
+#include "metadata/sqlite.hpp"
+
+namespace differential {
+
+static const char *DATABASE_COLUMNS =
+    "SELECT d.database_id, d.database_name, d.database_uuid, d.created_at_us, "
+    "(SELECT count(*) FROM branches b WHERE b.database_id = d.database_id), "
+    "(SELECT count(*) FROM snapshots s WHERE s.database_id = d.database_id) FROM databases d ";
+
+static DatabaseRecord ReadDatabaseRow(SqliteStatement &stmt) {
+	DatabaseRecord r;
+	r.database_id = stmt.Int(0);
+	r.name = stmt.Text(1);
+	r.uuid = stmt.Text(2);
+	r.created_at_us = stmt.Int(3);
+	r.branch_count = stmt.Int(4);
+	r.snapshot_count = stmt.Int(5);
+	return r;
+}
+
+static const char *BRANCH_COLUMNS =
+    "SELECT b.branch_id, b.database_id, b.branch_name, b.created_at_us, b.base_snapshot_id, b.head_snapshot_id "
+    "FROM branches b JOIN databases d USING (database_id) ";
+
+static BranchRecord ReadBranchRow(SqliteStatement &stmt) {
+	BranchRecord r;
+	r.branch_id = stmt.Int(0);
+	r.database_id = stmt.Int(1);
+	r.name = stmt.Text(2);
+	r.created_at_us = stmt.Int(3);
+	r.base_snapshot_id = stmt.OptionalInt(4);
+	r.head_snapshot_id = stmt.OptionalInt(5);
+	return r;
+}
+
+static const char *SNAPSHOT_COLUMNS =
+    "SELECT s.snapshot_id, s.snapshot_name, s.author, s.commit_message, s.created_at_us, s.branch_name, s.root_id, "
+    "(SELECT group_concat(parent_snapshot_id) FROM (SELECT parent_snapshot_id FROM snapshot_parents p WHERE "
+    "p.database_id = s.database_id AND p.snapshot_id = s.snapshot_id ORDER BY p.ordinal)), s.commit_extra_info "
+    "FROM snapshots s JOIN databases d USING (database_id) ";
+
+static SnapshotRecord ReadSnapshotRow(SqliteStatement &stmt) {
+	SnapshotRecord r;
+	r.snapshot_id = stmt.Int(0);
+	r.name = stmt.OptionalText(1);
+	r.author = stmt.OptionalText(2);
+	r.message = stmt.OptionalText(3);
+	r.created_at_us = stmt.Int(4);
+	r.branch_name = stmt.Text(5);
+	r.root_id = stmt.Int(6);
+	auto parents = stmt.Text(7);
+	size_t pos = 0;
+	while (pos < parents.size()) {
+		auto comma = parents.find(',', pos);
+		r.parents.push_back(std::stoll(parents.substr(pos, comma - pos)));
+		pos = comma == std::string::npos ? parents.size() : comma + 1;
+	}
+	r.extra_info = stmt.OptionalText(8);
+	return r;
+}
+
+std::optional<DatabaseRecord> HistoryStore::FindDatabase(const std::string &name) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(std::string(DATABASE_COLUMNS) + "WHERE d.database_name = ?");
+	stmt.Bind(1, name);
+	if (stmt.Step()) {
+		return ReadDatabaseRow(stmt);
+	}
+	return std::nullopt;
+}
+
+std::vector<DatabaseRecord> HistoryStore::ListDatabases() {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(std::string(DATABASE_COLUMNS) + "ORDER BY d.database_name");
+	std::vector<DatabaseRecord> out;
+	while (stmt.Step()) {
+		out.push_back(ReadDatabaseRow(stmt));
+	}
+	return out;
+}
+
+bool HistoryStore::EnsureDatabase(const std::string &name) {
+	auto txn = core.Write();
+	auto &db = txn.db;
+	auto find = db.Prepare("SELECT 1 FROM databases WHERE database_name = ?");
+	find.Bind(1, name);
+	if (find.Step()) {
+		return false;
+	}
+	auto now = NowMicros();
+	db.Prepare("INSERT INTO databases(database_name, database_uuid, created_at_us) VALUES (?, ?, ?)")
+	    .Bind(1, name)
+	    .Bind(2, NewUuid())
+	    .Bind(3, now)
+	    .Run();
+	auto database_id = db.LastInsertRowId();
+	db.Prepare("INSERT INTO branches(database_id, branch_name, created_at_us) VALUES (?, 'main', ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, now)
+	    .Run();
+	txn.Commit();
+	return true;
+}
+
+std::optional<BranchRecord> HistoryStore::FindBranch(const std::string &database, const std::string &branch) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(std::string(BRANCH_COLUMNS) + "WHERE d.database_name = ? AND b.branch_name = ?");
+	stmt.Bind(1, database).Bind(2, branch);
+	if (stmt.Step()) {
+		return ReadBranchRow(stmt);
+	}
+	return std::nullopt;
+}
+
+std::vector<BranchRecord> HistoryStore::ListBranches(const std::string &database) {
+	auto session = core.Read();
+	RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare(std::string(BRANCH_COLUMNS) + "WHERE d.database_name = ? ORDER BY b.branch_id");
+	stmt.Bind(1, database);
+	std::vector<BranchRecord> out;
+	while (stmt.Step()) {
+		out.push_back(ReadBranchRow(stmt));
+	}
+	return out;
+}
+
+BranchRecord HistoryStore::CreateBranch(const std::string &database, const std::string &branch, int64_t snapshot_id) {
+	auto txn = core.Write();
+	auto database_id = RequireDatabaseId(txn, database);
+	if (FindBranchId(txn, database, branch)) {
+		Fail(ErrorKind::CONFLICT, "branch_exists",
+		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+		         " already exists. Choose another name, or attach it with (BRANCH '" + branch + "').");
+	}
+	StoredFile root;
+	auto root_id = RequireSnapshotRoot(txn, database_id, database, snapshot_id, root);
+	BranchRecord r;
+	r.database_id = database_id;
+	r.name = branch;
+	r.created_at_us = NowMicros();
+	r.base_snapshot_id = snapshot_id;
+	r.head_snapshot_id = snapshot_id;
+	txn.db
+	    .Prepare("INSERT INTO branches(database_id, branch_name, created_at_us, base_snapshot_id, head_snapshot_id) "
+	             "VALUES (?, ?, ?, ?, ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, branch)
+	    .Bind(3, r.created_at_us)
+	    .Bind(4, snapshot_id)
+	    .Bind(5, snapshot_id)
+	    .Run();
+	r.branch_id = txn.db.LastInsertRowId();
+	SetBranchRoot(txn, r.branch_id, root_id, root.length);
+	txn.Commit();
+	return r;
+}
+
+static void RequireUniqueSnapshotName(MetadataSession &session, int64_t database_id, const std::string &database,
+                                      const std::optional<std::string> &name) {
+	if (!name) {
+		return;
+	}
+	auto dup = session.db.Prepare("SELECT snapshot_id FROM snapshots WHERE database_id = ? AND snapshot_name = ?");
+	dup.Bind(1, database_id).Bind(2, *name);
+	if (dup.Step()) {
+		Fail(ErrorKind::CONFLICT, "snapshot_name_exists",
+		     "Database " + QuoteName(database) + " already has a snapshot named " + QuoteName(*name) + " (snapshot " +
+		         std::to_string(dup.Int(0)) + "). Choose another name.");
+	}
+}
+
+//! The root of the branch's database file, which must be checkpointed: no WAL bytes beside it.
+static int64_t RequireCheckpointedRoot(MetadataSession &session, int64_t branch_id, const std::string &database,
+                                       const std::string &branch) {
+	auto wal = session.db.Prepare(
+	    "SELECT file_name, length FROM branch_files WHERE branch_id = ? AND file_name != ? AND length > 0");
+	wal.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
+	if (wal.Step()) {
+		Fail(ErrorKind::CONFLICT, "snapshot_not_checkpointed",
+		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) + " still has " +
+		         std::to_string(wal.Int(1)) + " bytes of WAL (" + wal.Text(0) +
+		         "). Run CHECKPOINT on the attached database, then take the snapshot again.");
+	}
+	auto file = session.db.Prepare("SELECT root_id FROM branch_files WHERE branch_id = ? AND file_name = ?");
+	file.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
+	if (!file.Step() || file.IsNull(0)) {
+		Fail(ErrorKind::CONFLICT, "snapshot_not_checkpointed",
+		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+		         " has no stored database file yet. Attach it once so that it is created, then take the snapshot.");
+	}
+	return file.Int(0);
+}
+
+SnapshotRecord HistoryStore::CreateSnapshot(const std::string &database, const std::string &branch,
+                                            const SnapshotRequest &req) {
+	auto txn = core.Write();
+	NewSnapshot snapshot;
+	snapshot.database_id = RequireDatabaseId(txn, database);
+	auto branch_id = RequireBranchId(txn, database, branch);
+	RequireUniqueSnapshotName(txn, snapshot.database_id, database, req.name);
+	snapshot.root_id = RequireCheckpointedRoot(txn, branch_id, database, branch);
+	snapshot.name = req.name;
+	snapshot.author = req.author;
+	snapshot.message = req.message;
+	snapshot.branch_name = branch;
+	if (auto parent = BranchHead(txn, branch_id)) {
+		snapshot.parents.push_back(*parent);
+	}
+	auto record = AppendSnapshot(txn, snapshot);
+	SetBranchHead(txn, branch_id, record.snapshot_id);
+	CrashPoint("snapshot.before_commit");
+	txn.Commit();
+	return record;
+}
+
+std::vector<SnapshotRecord> HistoryStore::ListSnapshots(const std::string &database) {
+	auto session = core.Read();
+	RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare(std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ? ORDER BY s.snapshot_id");
+	stmt.Bind(1, database);
+	std::vector<SnapshotRecord> out;
+	while (stmt.Step()) {
+		out.push_back(ReadSnapshotRow(stmt));
+	}
+	return out;
+}
+
+std::optional<SnapshotRecord> HistoryStore::FirstSnapshot(const std::string &where, const std::string &database,
+                                                          std::optional<int64_t> value) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(std::string(SNAPSHOT_COLUMNS) + where);
+	stmt.Bind(1, database);
+	if (value) {
+		stmt.Bind(2, *value);
+	}
+	if (stmt.Step()) {
+		return ReadSnapshotRow(stmt);
+	}
+	return std::nullopt;
+}
+
+std::optional<SnapshotRecord> HistoryStore::FindSnapshot(const std::string &database, int64_t snapshot_id) {
+	return FirstSnapshot("WHERE d.database_name = ? AND s.snapshot_id = ?", database, snapshot_id);
+}
+
+std::optional<SnapshotRecord> HistoryStore::FindSnapshotAsOf(const std::string &database, int64_t timestamp_us) {
+	return FirstSnapshot("WHERE d.database_name = ? AND s.created_at_us <= ? ORDER BY s.created_at_us DESC, "
+	                     "s.snapshot_id DESC LIMIT 1",
+	                     database, timestamp_us);
+}
+
+std::optional<SnapshotRecord> HistoryStore::LatestSnapshot(const std::string &database) {
+	return FirstSnapshot("WHERE d.database_name = ? AND s.branch_name = 'main' ORDER BY s.snapshot_id DESC LIMIT 1",
+	                     database, std::nullopt);
+}
+
+bool HistoryStore::HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal) {
+	auto session = core.Read();
+	auto branch_id = RequireBranchId(session, database, branch);
+	auto wal =
+	    session.db.Prepare("SELECT count(*) FROM branch_files WHERE branch_id = ? AND file_name != ? AND length > 0");
+	wal.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
+	wal.Step();
+	has_wal = wal.Int(0) > 0;
+	auto state = session.db.Prepare(
+	    "SELECT f.root_id, s.root_id FROM branches b "
+	    "LEFT JOIN branch_files f ON f.branch_id = b.branch_id AND f.file_name = ? "
+	    "LEFT JOIN snapshots s ON s.database_id = b.database_id AND s.snapshot_id = b.head_snapshot_id "
+	    "WHERE b.branch_id = ?");
+	state.Bind(1, MAIN_FILE_NAME).Bind(2, branch_id);
+	state.Step();
+	if (state.IsNull(0)) {
+		return has_wal;
+	}
+	if (state.IsNull(1)) {
+		return true;
+	}
+	// Roots are not content-addressed, so compare their page lists, not their ids.
+	StoredFile current, head;
+	LoadRoot(session, state.Int(0), current);
+	LoadRoot(session, state.Int(1), head);
+	return has_wal || current.length != head.length || current.pages != head.pages;
+}
+
+std::map<int64_t, std::vector<int64_t>> HistoryStore::SnapshotParents(const std::string &database) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	std::map<int64_t, std::vector<int64_t>> graph;
+	auto ids = session.db.Prepare("SELECT snapshot_id FROM snapshots WHERE database_id = ?1 UNION "
+	                              "SELECT snapshot_id FROM expired_snapshots WHERE database_id = ?1");
+	ids.Bind(1, database_id);
+	while (ids.Step()) {
+		graph[ids.Int(0)];
+	}
+	auto edges = session.db.Prepare("SELECT snapshot_id, parent_snapshot_id FROM snapshot_parents WHERE "
+	                                "database_id = ? ORDER BY snapshot_id, ordinal");
+	edges.Bind(1, database_id);
+	while (edges.Step()) {
+		graph[edges.Int(0)].push_back(edges.Int(1));
+		graph[edges.Int(1)];
+	}
+	return graph;
+}
+
+std::optional<int64_t> HistoryStore::SnapshotExpiredAt(const std::string &database, int64_t snapshot_id) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT e.expired_at_us FROM expired_snapshots e JOIN databases d USING "
+	                               "(database_id) WHERE d.database_name = ? AND e.snapshot_id = ?");
+	stmt.Bind(1, database).Bind(2, snapshot_id);
+	if (stmt.Step()) {
+		return stmt.Int(0);
+	}
+	return std::nullopt;
+}
+
+} // namespace differential

@@ -1,0 +1,51 @@
+// The history in the metadata: databases, branches and snapshots, their creation and the queries
+// over them (time travel, ancestry, the catalog functions).
+#pragma once
+
+#include "metadata/metadata_core.hpp"
+#include "metadata/records.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace differential {
+
+class HistoryStore {
+public:
+	explicit HistoryStore(MetadataCore &core) : core(core) {
+	}
+
+	std::optional<DatabaseRecord> FindDatabase(const std::string &name);
+	//! Creates the database and its main branch unless it exists; returns true when it was created.
+	bool EnsureDatabase(const std::string &name);
+	std::vector<DatabaseRecord> ListDatabases();
+	std::optional<BranchRecord> FindBranch(const std::string &database, const std::string &branch);
+	std::vector<BranchRecord> ListBranches(const std::string &database);
+	//! Creates a branch whose head is the given snapshot's state. Throws on a duplicate or unknown snapshot.
+	BranchRecord CreateBranch(const std::string &database, const std::string &branch, int64_t snapshot_id);
+	//! Records the branch's current published state as a new snapshot. The state must be checkpointed.
+	SnapshotRecord CreateSnapshot(const std::string &database, const std::string &branch, const SnapshotRequest &req);
+	std::vector<SnapshotRecord> ListSnapshots(const std::string &database);
+	std::optional<SnapshotRecord> FindSnapshot(const std::string &database, int64_t snapshot_id);
+	//! The newest snapshot created at or before the time, if any.
+	std::optional<SnapshotRecord> FindSnapshotAsOf(const std::string &database, int64_t timestamp_us);
+	//! The latest snapshot of the database's main branch, by id.
+	std::optional<SnapshotRecord> LatestSnapshot(const std::string &database);
+	//! True when the branch's state differs from its head snapshot; `has_wal` tells whether WAL
+	//! bytes (uncheckpointed commits) are part of the difference.
+	bool HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal);
+	//! Parent edges of every snapshot of the database, expired ones included (ancestry runs through
+	//! them): snapshot id -> parents in recorded order.
+	std::map<int64_t, std::vector<int64_t>> SnapshotParents(const std::string &database);
+	//! When the snapshot was expired, if it was.
+	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
+
+private:
+	std::optional<SnapshotRecord> FirstSnapshot(const std::string &where, const std::string &database,
+	                                            std::optional<int64_t> value);
+	MetadataCore &core;
+};
+
+} // namespace differential

@@ -1,0 +1,186 @@
+// The metadata schema: each migration moves it one version up, in one transaction with the
+// version record, so a repository is always at exactly one known schema.
+#include "metadata/schema.hpp"
+
+#include "common/errors.hpp"
+#include "metadata/metadata_core.hpp"
+#include "metadata/sqlite.hpp"
+
+namespace differential {
+
+// Each entry moves the schema one version up; never edit a released step, add one.
+static const char *MIGRATIONS[] = {
+    // 1: the first released schema.
+    R"(
+CREATE TABLE databases(
+    database_id INTEGER PRIMARY KEY,
+    database_name TEXT NOT NULL UNIQUE,
+    database_uuid TEXT NOT NULL,
+    created_at_us INTEGER NOT NULL,
+    next_snapshot_id INTEGER NOT NULL DEFAULT 1);
+CREATE TABLE branches(
+    branch_id INTEGER PRIMARY KEY,
+    database_id INTEGER NOT NULL REFERENCES databases(database_id),
+    branch_name TEXT NOT NULL,
+    created_at_us INTEGER NOT NULL,
+    base_snapshot_id INTEGER,
+    head_snapshot_id INTEGER,
+    UNIQUE(database_id, branch_name));
+CREATE TABLE segments(
+    segment_id INTEGER PRIMARY KEY,
+    created_at_us INTEGER NOT NULL,
+    created_by_pid INTEGER NOT NULL);
+CREATE TABLE chunks(
+    hash BLOB PRIMARY KEY,
+    segment_id INTEGER NOT NULL,
+    payload_offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    crc32c INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE index_pages(
+    hash BLOB PRIMARY KEY,
+    slots BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE roots(
+    root_id INTEGER PRIMARY KEY,
+    file_length INTEGER NOT NULL,
+    pages BLOB NOT NULL);
+CREATE TABLE branch_files(
+    branch_id INTEGER NOT NULL REFERENCES branches(branch_id),
+    file_name TEXT NOT NULL,
+    root_id INTEGER REFERENCES roots(root_id),
+    length INTEGER NOT NULL,
+    PRIMARY KEY(branch_id, file_name));
+CREATE TABLE file_extents(
+    branch_id INTEGER NOT NULL,
+    file_name TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    segment_id INTEGER NOT NULL,
+    payload_offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    crc32c INTEGER NOT NULL,
+    PRIMARY KEY(branch_id, file_name, seq));
+CREATE TABLE snapshots(
+    database_id INTEGER NOT NULL REFERENCES databases(database_id),
+    snapshot_id INTEGER NOT NULL,
+    snapshot_name TEXT,
+    author TEXT,
+    commit_message TEXT,
+    created_at_us INTEGER NOT NULL,
+    branch_name TEXT NOT NULL,
+    root_id INTEGER NOT NULL REFERENCES roots(root_id),
+    PRIMARY KEY(database_id, snapshot_id),
+    UNIQUE(database_id, snapshot_name));
+CREATE TABLE snapshot_parents(
+    database_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    ordinal INTEGER NOT NULL,
+    parent_snapshot_id INTEGER NOT NULL,
+    PRIMARY KEY(database_id, snapshot_id, ordinal));
+)",
+    // 2: history lifecycle: reader pins, expiry records, clone lineage, segment owners' start times.
+    R"(
+CREATE TABLE pins(
+    pin_id INTEGER PRIMARY KEY,
+    root_id INTEGER NOT NULL,
+    pid INTEGER NOT NULL,
+    process_start INTEGER NOT NULL,
+    created_at_us INTEGER NOT NULL);
+CREATE TABLE expired_snapshots(
+    database_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    snapshot_name TEXT,
+    expired_at_us INTEGER NOT NULL,
+    PRIMARY KEY(database_id, snapshot_id));
+ALTER TABLE databases ADD COLUMN cloned_from TEXT;
+ALTER TABLE segments ADD COLUMN created_by_start INTEGER NOT NULL DEFAULT 0;
+-- A removed segment keeps its row (a tombstone): segment ids must never be reused, since a
+-- process may still hold a descriptor of the removed file under that id.
+ALTER TABLE segments ADD COLUMN removed_at_us INTEGER;
+CREATE TABLE merge_requests(
+    database_id INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    state TEXT NOT NULL,
+    merge_action TEXT,
+    branch_name TEXT,
+    snapshot_id INTEGER,
+    base_snapshot_id INTEGER,
+    ours_snapshot_id INTEGER,
+    theirs_snapshot_id INTEGER,
+    proposer TEXT,
+    approver TEXT,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    last_error_code TEXT,
+    last_error TEXT,
+    created_at_us INTEGER NOT NULL,
+    completed_at_us INTEGER,
+    PRIMARY KEY(database_id, request_id));
+CREATE INDEX chunks_by_segment ON chunks(segment_id);
+CREATE INDEX extents_by_segment ON file_extents(segment_id);
+)",
+    // 3: merge requests become operations: an id to abort by, the session settings a retry reuses, and
+    // the resolution decisions frozen by the first attempt that compared.
+    R"(
+ALTER TABLE merge_requests ADD COLUMN operation_id TEXT;
+ALTER TABLE merge_requests ADD COLUMN time_zone TEXT;
+ALTER TABLE merge_requests ADD COLUMN calendar TEXT;
+ALTER TABLE merge_requests ADD COLUMN aborted_by TEXT;
+UPDATE merge_requests SET operation_id = lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-' ||
+    hex(randomblob(2)) || '-' || hex(randomblob(2)) || '-' || hex(randomblob(6))) WHERE operation_id IS NULL;
+CREATE UNIQUE INDEX merge_requests_by_operation ON merge_requests(operation_id);
+ALTER TABLE snapshots ADD COLUMN commit_extra_info TEXT;
+CREATE TABLE merge_resolutions(
+    database_id INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    table_name TEXT NOT NULL,
+    decisions BLOB NOT NULL,
+    PRIMARY KEY(database_id, request_id, table_name));
+)",
+};
+
+static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,
+              "each schema version is one migration step");
+
+static int64_t StoredSchemaVersion(SqliteDatabase &db, const std::string &root) {
+	db.Execute("CREATE TABLE IF NOT EXISTS repository_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+	int64_t version = 0;
+	{
+		auto stmt = db.Prepare("SELECT value FROM repository_meta WHERE key = 'schema_version'");
+		if (stmt.Step()) {
+			version = std::stoll(stmt.Text(0));
+		}
+	}
+	auto stmt = db.Prepare("SELECT value FROM repository_meta WHERE key = 'store_format'");
+	if (stmt.Step() && std::stoll(stmt.Text(0)) != STORE_FORMAT_VERSION) {
+		Fail(ErrorKind::INVALID_INPUT, "unsupported_format",
+		     "The repository " + root + " uses store format " + stmt.Text(0) + ", this build reads format " +
+		         std::to_string(STORE_FORMAT_VERSION) + ". Use a matching build of the extension.");
+	}
+	return version;
+}
+
+void MigrateSchema(SqliteDatabase &db, const std::string &root) {
+	SqliteTransaction txn(db);
+	auto version = StoredSchemaVersion(db, root);
+	const int64_t known = sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]);
+	if (version > known) {
+		Fail(ErrorKind::INVALID_INPUT, "unsupported_format",
+		     "The repository " + root + " has metadata schema " + std::to_string(version) +
+		         ", newer than this build understands (" + std::to_string(known) +
+		         "). Upgrade the extension to open it.");
+	}
+	for (int64_t v = version; v < known; v++) {
+		db.Execute(MIGRATIONS[v]);
+	}
+	if (version < known) {
+		db.Prepare("INSERT OR REPLACE INTO repository_meta VALUES ('schema_version', ?)")
+		    .Bind(1, std::to_string(known))
+		    .Run();
+		db.Prepare("INSERT OR IGNORE INTO repository_meta VALUES ('store_format', ?)")
+		    .Bind(1, std::to_string(STORE_FORMAT_VERSION))
+		    .Run();
+		db.Prepare("INSERT OR IGNORE INTO repository_meta VALUES ('repository_uuid', ?)").Bind(1, NewUuid()).Run();
+	}
+	txn.Commit();
+}
+
+} // namespace differential

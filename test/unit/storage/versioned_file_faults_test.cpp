@@ -31,8 +31,8 @@ protected:
 		root = temp.path;
 		temp.Sub("segments");
 		metadata = std::make_shared<MetadataStore>(root);
-		storage = std::make_shared<RepositoryStorage>(root, metadata);
-		ASSERT_TRUE(metadata->EnsureDatabase("db"));
+		storage = StorageOf(metadata);
+		ASSERT_TRUE(metadata->history.EnsureDatabase("db"));
 		main_file = ParseDiffPath(BranchPath(root, "db", "main"));
 		wal_file = ParseDiffPath(BranchPath(root, "db", "main") + ".wal");
 	}
@@ -42,8 +42,7 @@ protected:
 
 	//! What another process would read: only what is published.
 	Bytes Published(const FileAddress &address) {
-		auto other_metadata = std::make_shared<MetadataStore>(root);
-		auto other = std::make_shared<RepositoryStorage>(root, other_metadata);
+		auto other = StorageOf(std::make_shared<MetadataStore>(root));
 		auto file = VersionedFile::Open(address, other, false);
 		if (!file->Load()) {
 			return {};
@@ -51,6 +50,11 @@ protected:
 		Bytes out(file->Length());
 		file->Read(out.data(), out.size(), 0);
 		return out;
+	}
+
+	//! Storage over the store's file catalog, kept alive with the store.
+	std::shared_ptr<RepositoryStorage> StorageOf(const std::shared_ptr<MetadataStore> &store) {
+		return std::make_shared<RepositoryStorage>(root, std::shared_ptr<FileCatalog>(store, &store->files));
 	}
 
 	static Bytes ReadAll(VersionedFile &file) {

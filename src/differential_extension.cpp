@@ -2,6 +2,7 @@
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
 #include "common/duckdb_errors.hpp"
+#include "common/duckdb_logging.hpp"
 #include "duckdb.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
@@ -31,8 +32,9 @@ static void LoadInternal(ExtensionLoader &loader) {
 	auto &instance = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(instance);
 
+	differential::RegisterDuckDBLogType(instance);
 	FileSystem::GetFileSystem(instance).RegisterSubSystem(make_uniq<differential::DiffFileSystem>(
-	    [](const std::string &root) { return differential::OpenRepository(root)->storage; }));
+	    [](const std::string &root) { return differential::OpenRepository(root)->storage; }, &instance));
 	StorageExtension::Register(config, "differential", differential::CreateDifferentialStorageExtension());
 	config.AddExtensionOption("differential_repository",
 	                          "Absolute path of the differential repository that holds the databases",

@@ -26,24 +26,33 @@ int ErrnoNamed(const std::string &name) {
 	return EIO;
 }
 
+//! Parses "<label>:<n>[:<errno>]" into `c`; an empty spec disables every point.
+void Configure(FaultConfig &c, const std::string &spec) {
+	c.enabled = false;
+	c.label.clear();
+	c.target = 1;
+	c.error = EIO;
+	c.passes = 0;
+	if (spec.empty()) {
+		return;
+	}
+	auto first = spec.find(':');
+	c.label = spec.substr(0, first);
+	if (first != std::string::npos) {
+		auto second = spec.find(':', first + 1);
+		c.target = std::atol(spec.substr(first + 1, second - first - 1).c_str());
+		if (second != std::string::npos) {
+			c.error = ErrnoNamed(spec.substr(second + 1));
+		}
+	}
+	c.enabled = c.target > 0;
+}
+
 FaultConfig &Config() {
 	static FaultConfig *config = []() {
 		auto c = new FaultConfig();
 		auto env = std::getenv("DIFFERENTIAL_FAULT_POINT");
-		if (!env || !*env) {
-			return c;
-		}
-		std::string spec = env;
-		auto first = spec.find(':');
-		c->label = spec.substr(0, first);
-		if (first != std::string::npos) {
-			auto second = spec.find(':', first + 1);
-			c->target = std::atol(spec.substr(first + 1, second - first - 1).c_str());
-			if (second != std::string::npos) {
-				c->error = ErrnoNamed(spec.substr(second + 1));
-			}
-		}
-		c->enabled = c->target > 0;
+		Configure(*c, env ? env : "");
 		return c;
 	}();
 	return *config;
@@ -57,6 +66,10 @@ int InjectedFault(const char *label) {
 		return 0;
 	}
 	return ++config.passes == config.target ? config.error : 0;
+}
+
+void SetFaultPointForTesting(const std::string &spec) {
+	Configure(Config(), spec);
 }
 
 } // namespace differential

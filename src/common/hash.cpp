@@ -1,11 +1,12 @@
 // SHA-256 through OpenSSL (SHA-NI where the CPU has it) and CRC32C through SSE4.2.
 #include "common/hash.hpp"
 
+#include "common/errors.hpp"
+
 #include <nmmintrin.h>
 #include <openssl/evp.h>
 
 #include <cstring>
-#include <stdexcept>
 
 namespace differential {
 
@@ -13,7 +14,9 @@ Hash256 Sha256(const void *data, size_t size) {
 	Hash256 out;
 	unsigned int len = 0;
 	if (EVP_Digest(data, size, out.data(), &len, EVP_sha256(), nullptr) != 1 || len != out.size()) {
-		throw std::runtime_error("[differential:internal] SHA-256 computation failed in OpenSSL");
+		Fail(ErrorKind::INTERNAL, "internal",
+		     "SHA-256 computation failed in OpenSSL; nothing was written. Check the OpenSSL installation this "
+		     "process loads, then retry.");
 	}
 	return out;
 }

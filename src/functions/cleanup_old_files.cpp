@@ -1,5 +1,6 @@
 // differential_cleanup_old_files(cleanup_all => true | older_than => INTERVAL): reclaims the space
 // of expired snapshots, dropped branches and databases, and overwritten data.
+#include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "duckdb/common/types/interval.hpp"
 #include "functions/attached_catalog.hpp"
@@ -50,6 +51,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"pins_released", LogicalType::BIGINT}},
 	    [options, age_us](ClientContext &context) mutable {
 		    options.cutoff_us = NowMicros() - age_us;
+		    DuckDBLogScope log(context);
 		    auto r = CleanupRepository(*CurrentRepository(context), options);
 		    return Rows {{Value::UBIGINT(r.bytes_freed), Value::BIGINT(r.segments_deleted),
 		                  Value::BIGINT(r.segments_compacted), Value::BIGINT(r.segments_skipped_in_use),

@@ -4,35 +4,131 @@
 #include "maintenance/cleanup.hpp"
 
 #include "common/crash_points.hpp"
+#include "common/logging.hpp"
 #include "common/process_identity.hpp"
 #include "storage/diff_file_system.hpp"
 
-#include <algorithm>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace differential {
 
+//! The fault labels of compaction's own I/O (docs/DURABILITY.md): the copies and their fdatasync.
+static constexpr const char *COMPACTION_WRITE_EDGE = "compaction.write";
+static constexpr const char *COMPACTION_SYNC_EDGE = "compaction.fdatasync";
+
+//! 0 when the file cannot be inspected: the segment is then left for a later cleanup, not compacted.
 static uint64_t FileSize(const std::string &path) {
 	struct stat st;
 	return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
-CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &options) {
-	auto &metadata = *repository.metadata;
-	auto &storage = *repository.storage;
-	CleanupResult result;
+namespace {
 
+//! Which segments cleanup must leave alone, fixed when it starts.
+struct SegmentsInUse {
+	//! This process opens segments newer than this from the seal on; they stay untouched.
+	uint64_t sealed_upto = 0;
+	//! Of this process's older segments, those holding records a file here has not published yet.
+	std::set<uint64_t> unpublished;
+	int64_t self = static_cast<int64_t>(getpid());
+
+	bool Contains(const SegmentUsage &segment) const {
+		bool mine = segment.owner_pid == self && ProcessAlive(segment.owner_pid, segment.owner_start);
+		return mine ? (segment.segment_id > sealed_upto || unpublished.count(segment.segment_id))
+		            : ProcessAlive(segment.owner_pid, segment.owner_start);
+	}
+};
+
+} // namespace
+
+static SegmentsInUse SealAndFindSegmentsInUse(Repository &repository) {
+	auto &storage = *repository.storage;
 	storage.SealSegment();
-	// Segments this process opens from here on are newer than this and stay untouched; of the
-	// older ones, those holding records a file here has not published yet stay too.
-	uint64_t sealed_upto = metadata.accounting.HighestSegmentId();
-	auto unpublished = DiffFileSystem::UnpublishedSegments(repository.root);
-	unpublished.insert(storage.segments.CurrentSegmentId());
+	SegmentsInUse in_use;
+	in_use.sealed_upto = repository.metadata->accounting.HighestSegmentId();
+	in_use.unpublished = DiffFileSystem::UnpublishedSegments(repository.root);
+	in_use.unpublished.insert(storage.segments.CurrentSegmentId());
+	return in_use;
+}
+
+//! Deletes a segment with no live record; false when a record reached it meanwhile.
+static bool DeleteEmptySegment(Repository &repository, uint64_t segment_id, CleanupResult &result) {
+	if (!repository.metadata->garbage.ForgetSegmentIfUnused(segment_id)) {
+		return false;
+	}
+	CrashPoint("cleanup.before_unlink");
+	result.bytes_freed += repository.storage->segments.RemoveSegmentFile(segment_id);
+	result.segments_deleted++;
+	return true;
+}
+
+//! Compaction: copy the live records into this process's current segment, make the copies durable,
+//! then repoint the metadata in one transaction; only then remove the old file.
+static void CompactSegment(Repository &repository, const SegmentUsage &segment, CleanupResult &result) {
+	auto &metadata = *repository.metadata;
+	auto &segments = repository.storage->segments;
+	auto records = metadata.garbage.LiveRecordsIn(segment.segment_id);
+	for (auto &record : records) {
+		if (!record.is_chunk) {
+			// WAL ranges are found by location only (no hash to look them up again after a move),
+			// and are short-lived: such a segment goes once its ranges do.
+			return;
+		}
+	}
+	std::vector<std::pair<LiveRecord, ChunkLocation>> moves;
+	std::vector<uint8_t> buffer;
+	for (auto &record : records) {
+		buffer.resize(record.location.length);
+		segments.Read(record.location, buffer.data());
+		moves.emplace_back(record,
+		                   segments.Append(buffer.data(), record.location.length, record.hash, COMPACTION_WRITE_EDGE));
+	}
+	segments.Sync(COMPACTION_SYNC_EDGE);
+	CrashPoint("compaction.after_copy");
+	metadata.garbage.RelocateRecords(moves);
+	if (metadata.garbage.ForgetSegmentIfUnused(segment.segment_id)) {
+		CrashPoint("cleanup.before_unlink");
+		auto removed = segments.RemoveSegmentFile(segment.segment_id);
+		result.bytes_freed += removed > segment.live_bytes ? removed - segment.live_bytes : 0;
+		result.segments_compacted++;
+	}
+}
+
+static void ReclaimSegment(Repository &repository, const SegmentUsage &segment, const CleanupOptions &options,
+                           CleanupResult &result) {
+	if (!options.all && segment.created_at_us >= options.cutoff_us) {
+		return;
+	}
+	if (segment.live_records == 0) {
+		DeleteEmptySegment(repository, segment.segment_id, result);
+		return;
+	}
+	auto size = FileSize(repository.storage->segments.SegmentPath(segment.segment_id));
+	if (size > 0 && static_cast<double>(segment.live_bytes) < options.compact_below * static_cast<double>(size)) {
+		CompactSegment(repository, segment, result);
+	}
+}
+
+static std::string Summary(const CleanupResult &result) {
+	return std::to_string(result.bytes_freed) + " bytes freed, " + std::to_string(result.segments_deleted) +
+	       " segments deleted, " + std::to_string(result.segments_compacted) + " compacted, " +
+	       std::to_string(result.segments_skipped_in_use) + " in use; " + std::to_string(result.chunks_deleted) +
+	       " chunks, " + std::to_string(result.index_pages_deleted) + " index pages, " +
+	       std::to_string(result.roots_deleted) + " roots deleted; " + std::to_string(result.pins_released) +
+	       " pins released";
+}
+
+CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &options) {
+	LogTimer timer;
+	auto &metadata = *repository.metadata;
+	CleanupResult result;
+	auto in_use = SealAndFindSegmentsInUse(repository);
 
 	// Files of segments whose removal was recorded but not carried out (a crash in between).
 	for (auto id : metadata.accounting.RemovedSegmentIds()) {
-		result.bytes_freed += storage.segments.RemoveSegmentFile(id);
+		result.bytes_freed += repository.storage->segments.RemoveSegmentFile(id);
 	}
 
 	auto report = metadata.garbage.CollectGarbage();
@@ -41,60 +137,15 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 	result.index_pages_deleted = report.pages_deleted;
 	result.chunks_deleted = report.chunks_deleted;
 
-	auto self = static_cast<int64_t>(getpid());
 	for (auto &segment : report.segments) {
-		bool mine = segment.owner_pid == self && ProcessAlive(segment.owner_pid, segment.owner_start);
-		if (mine ? (segment.segment_id > sealed_upto || unpublished.count(segment.segment_id))
-		         : ProcessAlive(segment.owner_pid, segment.owner_start)) {
+		if (in_use.Contains(segment)) {
 			result.segments_skipped_in_use++;
 			continue;
 		}
-		if (!options.all && segment.created_at_us >= options.cutoff_us) {
-			continue;
-		}
-		auto path = storage.segments.SegmentPath(segment.segment_id);
-		auto size = FileSize(path);
-		if (segment.live_records == 0) {
-			if (metadata.garbage.ForgetSegmentIfUnused(segment.segment_id)) {
-				CrashPoint("cleanup.before_unlink");
-				result.bytes_freed += storage.segments.RemoveSegmentFile(segment.segment_id);
-				result.segments_deleted++;
-			}
-			continue;
-		}
-		if (size == 0 || static_cast<double>(segment.live_bytes) >= options.compact_below * static_cast<double>(size)) {
-			continue;
-		}
-		// Compaction: copy the live records into this process's current segment, make the copies
-		// durable, then repoint the metadata in one transaction; only then remove the old file.
-		auto records = metadata.garbage.LiveRecordsIn(segment.segment_id);
-		bool has_wal = false;
-		for (auto &record : records) {
-			has_wal = has_wal || !record.is_chunk;
-		}
-		if (has_wal) {
-			// WAL ranges are found by location only (no hash to look them up again after a move),
-			// and are short-lived: such a segment goes once its ranges do.
-			continue;
-		}
-		std::vector<std::pair<LiveRecord, ChunkLocation>> moves;
-		std::vector<uint8_t> buffer;
-		for (auto &record : records) {
-			buffer.resize(record.location.length);
-			storage.segments.Read(record.location, buffer.data());
-			moves.emplace_back(record, storage.segments.Append(buffer.data(), record.location.length, record.hash));
-		}
-		storage.segments.Sync();
-		CrashPoint("compaction.after_copy");
-		metadata.garbage.RelocateRecords(moves);
-		if (metadata.garbage.ForgetSegmentIfUnused(segment.segment_id)) {
-			CrashPoint("cleanup.before_unlink");
-			auto removed = storage.segments.RemoveSegmentFile(segment.segment_id);
-			result.bytes_freed += removed > segment.live_bytes ? removed - segment.live_bytes : 0;
-			result.segments_compacted++;
-		}
+		ReclaimSegment(repository, segment, options, result);
 	}
 	metadata.accounting.CheckpointMetadata();
+	LogEvent("cleanup", timer.ElapsedMs(), Summary(result));
 	return result;
 }
 

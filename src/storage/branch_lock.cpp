@@ -2,8 +2,10 @@
 #include "storage/branch_lock.hpp"
 
 #include "common/errors.hpp"
+#include "common/logging.hpp"
 #include "common/names.hpp"
 #include "storage/diff_file_system.hpp"
+#include "storage/system_calls.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -14,23 +16,38 @@
 
 namespace differential {
 
+//! The holder's name as it wrote it into the lock file, for the refusal message.
+static std::string HolderOf(int fd) {
+	char holder[64] = {};
+	auto n = pread(fd, holder, sizeof(holder) - 1, 0);
+	std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("another process");
+	while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) {
+		who.pop_back();
+	}
+	return who.empty() ? "another process" : who;
+}
+
 BranchLock::BranchLock(const FileAddress &address) {
 	auto dir = address.repository + "/locks";
-	mkdir(dir.c_str(), 0755);
+	if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+		Fail(ErrorKind::IO, "io_error",
+		     "Cannot create the lock directory " + dir + ": " + std::strerror(errno) + ". Check permissions.");
+	}
 	auto path = dir + "/" + address.database + "@" + address.branch + ".lock";
-	fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = sys::Open("branch_lock.open", path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		Fail(ErrorKind::IO, "io_error",
-		     "Cannot open the branch lock " + path + ": " + std::strerror(errno) + ". Check permissions.");
+		     "Cannot open the branch lock " + path + ": " + std::strerror(errno) + ". Check permissions, then retry.");
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		char holder[64] = {};
-		auto n = pread(fd, holder, sizeof(holder) - 1, 0);
+		auto error = errno;
+		auto who = error == EWOULDBLOCK ? HolderOf(fd) : std::string();
 		close(fd);
 		fd = -1;
-		std::string who = n > 0 ? std::string(holder, static_cast<size_t>(n)) : std::string("another process");
-		while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) {
-			who.pop_back();
+		if (error != EWOULDBLOCK) {
+			Fail(ErrorKind::IO, "io_error",
+			     "Cannot lock the branch lock " + path + ": " + std::strerror(error) +
+			         ". Retry; if it persists, check that the file system supports flock.");
 		}
 		Fail(ErrorKind::CONFLICT, "branch_locked",
 		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
@@ -38,23 +55,22 @@ BranchLock::BranchLock(const FileAddress &address) {
 		         ". A branch has one writer at a time: detach it there, attach it here with (READ_ONLY), or "
 		         "create a branch and write to that.");
 	}
+	// The holder's name only improves another process's refusal message; the flock is the lock.
 	auto text = "process " + std::to_string(getpid()) + "\n";
-	if (ftruncate(fd, 0) == 0) {
-		auto ignored = pwrite(fd, text.data(), text.size(), 0);
-		(void)ignored;
+	if (sys::FTruncate("branch_lock.write", fd, 0) != 0 ||
+	    sys::PWriteAll("branch_lock.write", fd, text.data(), text.size(), 0) < 0) {
+		LogWarning("branch_lock_holder_not_written", "Writing the holder into " + path +
+		                                                 " failed: " + std::strerror(errno) +
+		                                                 "; the lock is held, refusals elsewhere will not name "
+		                                                 "this process.");
 	}
 }
 
 BranchLock::~BranchLock() {
+	// Closing releases the flock; nothing was written that a failed close could lose.
 	if (fd >= 0) {
 		close(fd);
 	}
-}
-
-int BranchLock::Release() {
-	auto out = fd;
-	fd = -1;
-	return out;
 }
 
 static FileAddress BranchAddress(const std::string &repository, const std::string &database,

@@ -15,8 +15,6 @@ public:
 	~BranchLock();
 	BranchLock(const BranchLock &) = delete;
 	BranchLock &operator=(const BranchLock &) = delete;
-	//! Hands the descriptor over (to a file that keeps it while open); the lock is then the caller's.
-	int Release();
 
 private:
 	int fd = -1;

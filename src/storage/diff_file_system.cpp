@@ -2,15 +2,9 @@
 #include "storage/diff_file_system.hpp"
 
 #include "common/duckdb_errors.hpp"
+#include "common/logging.hpp"
 #include "common/names.hpp"
 #include "storage/branch_lock.hpp"
-
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace differential {
 
@@ -30,6 +24,7 @@ public:
 		if (file) {
 			auto owned = std::move(file);
 			file.reset();
+			auto log = static_cast<DiffFileSystem &>(file_system).RouteLogs();
 			DiffFileSystem::ReleaseHandle(owned, writable);
 		}
 	}
@@ -43,7 +38,8 @@ struct LiveFile {
 	std::shared_ptr<VersionedFile> file;
 	int64_t handles = 0;
 	int64_t writers = 0;
-	int lock_fd = -1;
+	//! The branch lock, for a branch's database file; released when the entry goes.
+	std::shared_ptr<BranchLock> lock;
 };
 
 //! Shared by every DiffFileSystem in the process (one per DuckDB instance).
@@ -87,15 +83,102 @@ static DiffFileHandle &AsDiff(FileHandle &handle) {
 	return handle.Cast<DiffFileHandle>();
 }
 
-DiffFileSystem::DiffFileSystem(StorageResolver resolver_p) : resolver(std::move(resolver_p)) {
+DiffFileSystem::DiffFileSystem(StorageResolver resolver_p, duckdb::DatabaseInstance *instance_p)
+    : resolver(std::move(resolver_p)), instance(instance_p) {
 }
 
 bool DiffFileSystem::CanHandleFile(const std::string &path) {
 	return IsDiffPath(path);
 }
 
+static bool CreatesFile(duckdb::FileOpenFlags flags) {
+	return flags.CreateFileIfNotExists() || flags.OverwriteExistingFile();
+}
+
+//! Makes `file` what the open flags ask for: emptied, created, or refused when missing (null when
+//! the flags allow a missing file).
+static bool PrepareForOpen(VersionedFile &file, bool exists, duckdb::FileOpenFlags flags, const std::string &path) {
+	if (flags.OverwriteExistingFile() || (!exists && CreatesFile(flags))) {
+		file.CreateEmpty();
+	} else if (!exists) {
+		if (flags.ReturnNullIfNotExists()) {
+			return false;
+		}
+		Fail(ErrorKind::NOT_FOUND, "file_not_found", "No file " + path + " in the repository.");
+	}
+	return true;
+}
+
+//! Another writable open of a file this process already writes: they share one VersionedFile.
+static std::shared_ptr<VersionedFile> OpenLiveFile(LiveFile &entry, const FileAddress &address,
+                                                   duckdb::FileOpenFlags flags, const std::string &path) {
+	if (address.IsMainFile() && entry.writers > 0) {
+		Fail(ErrorKind::CONFLICT, "branch_in_use",
+		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
+		         " is already attached for writing in this process. Use that attachment, or attach this one with "
+		         "(READ_ONLY).");
+	}
+	if (!PrepareForOpen(*entry.file, entry.file->Exists(), flags, path)) {
+		return nullptr;
+	}
+	entry.handles++;
+	entry.writers++;
+	return entry.file;
+}
+
+//! Loads the published version, or for a read-only companion the one frozen with its database file.
+static bool LoadVersion(FileRegistry &registry, VersionedFile &file, const FileAddress &address, bool write) {
+	auto view = write ? nullptr : FrozenFor(registry, address);
+	if (!view) {
+		return file.Load();
+	}
+	auto it = view->files.find(address.file_name);
+	return file.LoadFrom(it == view->files.end() ? StoredFile() : it->second, it != view->files.end());
+}
+
+//! Remembers the companions a read-only open of a branch's database file read with it.
+static void FreezeCompanions(FileRegistry &registry, const FileAddress &address, VersionedFile &file) {
+	auto &view = registry.frozen[address.OwnerKey()];
+	view.readers++;
+	view.files.clear();
+	for (auto &companion : file.TakeCompanions()) {
+		StoredFile stored;
+		stored.length = companion.length;
+		stored.extents = companion.extents;
+		view.files[companion.file_name] = stored;
+	}
+}
+
+//! The first open of a file in this process (or any read-only open): load it from the metadata,
+//! taking the branch lock first when it is a branch's database file opened for writing.
+static std::shared_ptr<VersionedFile> OpenStoredFile(FileRegistry &registry, const StorageResolver &resolver,
+                                                     const FileAddress &address, duckdb::FileOpenFlags flags,
+                                                     const std::string &path, bool write) {
+	std::shared_ptr<VersionedFile> file = VersionedFile::Open(address, resolver(address.repository), write);
+	std::shared_ptr<BranchLock> lock;
+	if (write && address.IsMainFile()) {
+		lock = std::make_shared<BranchLock>(address);
+	}
+	if (!PrepareForOpen(*file, LoadVersion(registry, *file, address, write), flags, path)) {
+		return nullptr;
+	}
+	if (!write && address.IsMainFile() && !address.IsSnapshot()) {
+		FreezeCompanions(registry, address, *file);
+	}
+	if (write) {
+		LiveFile entry;
+		entry.file = file;
+		entry.handles = 1;
+		entry.writers = 1;
+		entry.lock = std::move(lock);
+		registry.live[path] = std::move(entry);
+	}
+	return file;
+}
+
 duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
                                                         duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto log = RouteLogs();
 	return Translated([&]() -> duckdb::unique_ptr<FileHandle> {
 		auto address = ParseDiffPath(path);
 		bool write = flags.OpenForWriting();
@@ -104,81 +187,14 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 			     "Snapshot " + std::to_string(address.snapshot_id) + " of database " + QuoteName(address.database) +
 			         " is read-only. Create a branch from it with differential_create_branch() to write.");
 		}
-		bool create = flags.CreateFileIfNotExists() || flags.OverwriteExistingFile();
 		auto &registry = Registry();
 		std::lock_guard<std::mutex> guard(registry.lock);
 		// Read-only opens see the published state, never another attachment's unpublished writes.
-		auto it = write ? registry.live.find(path) : registry.live.end();
-		std::shared_ptr<VersionedFile> file;
-		if (it != registry.live.end()) {
-			auto &entry = it->second;
-			if (write && address.IsMainFile() && entry.writers > 0) {
-				Fail(ErrorKind::CONFLICT, "branch_in_use",
-				     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
-				         " is already attached for writing in this process. Use that attachment, or attach this "
-				         "one with (READ_ONLY).");
-			}
-			file = entry.file;
-			if (flags.OverwriteExistingFile() || (!file->Exists() && create)) {
-				file->CreateEmpty();
-			} else if (!file->Exists()) {
-				if (flags.ReturnNullIfNotExists()) {
-					return nullptr;
-				}
-				Fail(ErrorKind::NOT_FOUND, "file_not_found", "No file " + path + " in the repository.");
-			}
-			entry.handles++;
-			entry.writers += write ? 1 : 0;
-		} else {
-			auto storage = resolver(address.repository);
-			file = std::make_shared<VersionedFile>(address, storage, write);
-			int lock_fd = write && address.IsMainFile() ? BranchLock(address).Release() : -1;
-			try {
-				bool exists;
-				auto view = write ? nullptr : FrozenFor(registry, address);
-				if (view) {
-					auto it = view->files.find(address.file_name);
-					exists =
-					    file->LoadFrom(it == view->files.end() ? StoredFile() : it->second, it != view->files.end());
-				} else {
-					exists = file->Load();
-				}
-				if (flags.OverwriteExistingFile() || (!exists && create)) {
-					file->CreateEmpty();
-				} else if (!exists) {
-					if (lock_fd >= 0) {
-						close(lock_fd);
-					}
-					if (flags.ReturnNullIfNotExists()) {
-						return nullptr;
-					}
-					Fail(ErrorKind::NOT_FOUND, "file_not_found", "No file " + path + " in the repository.");
-				}
-			} catch (...) {
-				if (lock_fd >= 0) {
-					close(lock_fd);
-				}
-				throw;
-			}
-			if (!write && address.IsMainFile() && !address.IsSnapshot()) {
-				auto &view = registry.frozen[address.OwnerKey()];
-				view.readers++;
-				view.files.clear();
-				for (auto &companion : file->TakeCompanions()) {
-					StoredFile stored;
-					stored.length = companion.length;
-					stored.extents = companion.extents;
-					view.files[companion.file_name] = stored;
-				}
-			}
-			if (write) {
-				LiveFile entry;
-				entry.file = file;
-				entry.handles = 1;
-				entry.writers = 1;
-				entry.lock_fd = lock_fd;
-				registry.live[path] = entry;
-			}
+		auto live = write ? registry.live.find(path) : registry.live.end();
+		auto file = live != registry.live.end() ? OpenLiveFile(live->second, address, flags, path)
+		                                        : OpenStoredFile(registry, resolver, address, flags, path, write);
+		if (!file) {
+			return nullptr;
 		}
 		registry.handles_by_owner[address.OwnerKey()]++;
 		auto handle = duckdb::make_uniq<DiffFileHandle>(*this, path, flags, file, write);
@@ -187,6 +203,19 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 		}
 		return std::move(handle);
 	});
+}
+
+//! Closing publishes what was written, as closing a native file leaves it in the file. A close
+//! cannot report to DuckDB (it runs in destructors), and nothing it could lose was acknowledged:
+//! DuckDB syncs what it commits or checkpoints before that returns. So a failure is logged.
+static void PublishOnClose(VersionedFile &file) {
+	try {
+		file.Sync();
+	} catch (std::exception &error) {
+		LogWarning("publish_on_close_failed",
+		           std::string(error.what()) + " (while closing " + file.Address().ToPath() +
+		               ": its unsynced writes were dropped; it keeps its last published version)");
+	}
 }
 
 void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable) {
@@ -213,14 +242,8 @@ void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, b
 	if (entry.handles > 0) {
 		return;
 	}
-	// Closing publishes what was written, as closing a native file leaves it in the file.
-	try {
-		file->Sync();
-	} catch (...) {
-	}
-	if (entry.lock_fd >= 0) {
-		close(entry.lock_fd);
-	}
+	PublishOnClose(*file);
+	// Releases the branch lock with the entry, after the last publication.
 	registry.live.erase(it);
 }
 
@@ -256,6 +279,7 @@ void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, id
 }
 
 void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
+	auto log = RouteLogs();
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -293,6 +317,7 @@ duckdb::timestamp_t DiffFileSystem::GetLastModifiedTime(FileHandle &handle) {
 }
 
 void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
+	auto log = RouteLogs();
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -304,10 +329,12 @@ void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 }
 
 void DiffFileSystem::FileSync(FileHandle &handle) {
+	auto log = RouteLogs();
 	Translated([&]() { AsDiff(handle).file->Sync(); });
 }
 
 bool DiffFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t length_bytes) {
+	auto log = RouteLogs();
 	return Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -386,6 +413,7 @@ void DiffFileSystem::RemoveFile(const std::string &filename, duckdb::optional_pt
 
 void DiffFileSystem::MoveFile(const std::string &source, const std::string &target,
                               duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	auto log = RouteLogs();
 	Translated([&]() {
 		FileAddress from, to;
 		auto file = Lookup(source, from);
@@ -393,6 +421,11 @@ void DiffFileSystem::MoveFile(const std::string &source, const std::string &targ
 		if (from.OwnerKey() != to.OwnerKey() || from.IsSnapshot()) {
 			Fail(ErrorKind::INVALID_INPUT, "invalid_path",
 			     "Cannot move " + source + " to " + target + ": files move only within one branch.");
+		}
+		if (from.IsMainFile() != to.IsMainFile()) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_path",
+			     "Cannot move " + source + " to " + target +
+			         ": a database file and its WAL files are stored differently. Copy the data instead.");
 		}
 		if (file) {
 			file->Sync();

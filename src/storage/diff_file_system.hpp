@@ -2,6 +2,7 @@
 // enforces one writer per branch (a lock file per branch) and counts open handles per branch.
 #pragma once
 
+#include "common/duckdb_logging.hpp"
 #include "duckdb/common/file_system.hpp"
 #include "storage/repository_storage.hpp"
 #include "storage/versioned_file.hpp"
@@ -10,15 +11,31 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace differential {
 
 using StorageResolver = std::function<std::shared_ptr<RepositoryStorage>(const std::string &repository)>;
 
+//! Routes the calling thread's log events to an instance's DuckDB log while it lives (or nowhere,
+//! without an instance: unit tests and tools).
+class InstanceLogScope {
+public:
+	explicit InstanceLogScope(duckdb::DatabaseInstance *instance) {
+		if (instance) {
+			scope.emplace(*instance);
+		}
+	}
+
+private:
+	std::optional<DuckDBLogScope> scope;
+};
+
 class DiffFileSystem : public duckdb::FileSystem {
 public:
-	explicit DiffFileSystem(StorageResolver resolver);
+	//! `instance`, when given, receives the log events of this file system's calls.
+	explicit DiffFileSystem(StorageResolver resolver, duckdb::DatabaseInstance *instance = nullptr);
 
 	std::string GetName() const override {
 		return "DifferentialFileSystem";
@@ -65,11 +82,16 @@ public:
 	static std::set<uint64_t> UnpublishedSegments(const std::string &repository);
 	//! Called by handles as they close.
 	static void ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable);
+	//! Routes this thread's log events to the instance's DuckDB log until the result goes.
+	InstanceLogScope RouteLogs() {
+		return InstanceLogScope(instance);
+	}
 
 private:
 	std::shared_ptr<VersionedFile> Lookup(const std::string &path, FileAddress &address);
 
 	StorageResolver resolver;
+	duckdb::DatabaseInstance *instance;
 };
 
 } // namespace differential

@@ -2,7 +2,10 @@
 #include "storage/segment_store.hpp"
 
 #include "common/errors.hpp"
+#include "common/logging.hpp"
+#include "storage/system_calls.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -33,40 +36,23 @@ static uint64_t GetU64(const uint8_t *p) {
 
 [[noreturn]] static void IoFail(const std::string &what, const std::string &path) {
 	Fail(ErrorKind::IO, "io_error",
-	     what + " " + path + " failed: " + std::strerror(errno) + ". Check free disk space and permissions.");
+	     what + " " + path + " failed: " + std::strerror(errno) +
+	         ". Check free disk space and permissions, then retry.");
 }
 
-static void WriteAll(int fd, const void *data, size_t size, uint64_t offset, const std::string &path) {
-	auto p = static_cast<const uint8_t *>(data);
-	while (size > 0) {
-		auto n = pwrite(fd, p, size, static_cast<off_t>(offset));
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			IoFail("Writing segment", path);
-		}
-		p += n;
-		size -= static_cast<size_t>(n);
-		offset += static_cast<uint64_t>(n);
+static void WriteAll(const char *edge, int fd, const void *data, size_t size, uint64_t offset,
+                     const std::string &path) {
+	if (sys::PWriteAll(edge, fd, data, size, static_cast<off_t>(offset)) < 0) {
+		IoFail("Writing segment", path);
 	}
 }
 
-static bool ReadAll(int fd, void *data, size_t size, uint64_t offset) {
-	auto p = static_cast<uint8_t *>(data);
-	while (size > 0) {
-		auto n = pread(fd, p, size, static_cast<off_t>(offset));
-		if (n < 0 && errno == EINTR) {
-			continue;
-		}
-		if (n <= 0) {
-			return false;
-		}
-		p += n;
-		size -= static_cast<size_t>(n);
-		offset += static_cast<uint64_t>(n);
+//! Closes a descriptor whose writes are already durable (or abandoned): a failing close loses
+//! nothing, so it is logged, not raised.
+static void CloseLogged(int fd, const std::string &what) {
+	if (close(fd) != 0) {
+		LogWarning("segment_close_failed", "Closing " + what + " failed: " + std::strerror(errno) + " (ignored).");
 	}
-	return true;
 }
 
 SegmentStore::SegmentStore(std::string directory_p, std::function<uint64_t()> allocate)
@@ -75,13 +61,13 @@ SegmentStore::SegmentStore(std::string directory_p, std::function<uint64_t()> al
 
 SegmentStore::~SegmentStore() {
 	for (auto fd : retired_fds) {
-		close(fd);
+		CloseLogged(fd, "a retired segment in " + directory);
 	}
 	if (current_fd >= 0) {
-		close(current_fd);
+		CloseLogged(current_fd, SegmentPath(current_id));
 	}
 	for (auto &entry : reader_fds) {
-		close(entry.second);
+		CloseLogged(entry.second, SegmentPath(entry.first));
 	}
 }
 
@@ -95,33 +81,59 @@ std::string SegmentStore::SegmentPath(uint64_t segment_id) const {
 	return SegmentPath(directory, segment_id);
 }
 
-void SegmentStore::OpenNewSegment() {
-	if (current_fd >= 0) {
-		// Still owed an fsync if it was appended to; closed once that happened.
-		retired_fds.push_back(current_fd);
-	}
-	current_id = allocate_segment_id();
-	auto path = SegmentPath(current_id);
-	current_fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (current_fd < 0) {
-		IoFail("Creating segment", path);
-	}
+//! Writes and fsyncs a new segment's header, then fsyncs the directory: the new directory entry
+//! must survive a crash as soon as anything in the segment is published.
+void SegmentStore::WriteSegmentHeader(int fd, uint64_t segment_id, const std::string &path) {
 	uint8_t header[SEGMENT_HEADER_SIZE] = {};
 	std::memcpy(header, SEGMENT_MAGIC, 8);
 	PutU32(header + 8, SEGMENT_FORMAT_VERSION);
-	PutU64(header + 16, current_id);
+	PutU64(header + 16, segment_id);
 	PutU32(header + 60, Crc32c(header, 60));
-	WriteAll(current_fd, header, sizeof(header), 0, path);
-	current_size = SEGMENT_HEADER_SIZE;
-	// The new directory entry must survive a crash as soon as anything in it is published.
-	if (fsync(current_fd) != 0) {
-		IoFail("Syncing segment", path);
+	WriteAll("segment.header_write", fd, header, sizeof(header), 0, path);
+	if (sys::FSync("segment.header_fsync", fd) != 0) {
+		IoFail("Syncing the header of segment", path);
 	}
-	int dir_fd = open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd >= 0) {
-		fsync(dir_fd);
+	int dir_fd = sys::Open("segment.dir_open", directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0) {
+		IoFail("Opening the segment directory", directory);
+	}
+	if (sys::FSync("segment.dir_fsync", dir_fd) != 0) {
+		auto error = errno;
 		close(dir_fd);
+		errno = error;
+		IoFail("Syncing the segment directory", directory);
 	}
+	CloseLogged(dir_fd, "the segment directory " + directory);
+}
+
+void SegmentStore::OpenNewSegment() {
+	auto segment_id = allocate_segment_id();
+	auto path = SegmentPath(segment_id);
+	int fd = sys::Open("segment.open", path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		IoFail("Creating segment", path);
+	}
+	try {
+		WriteSegmentHeader(fd, segment_id, path);
+	} catch (...) {
+		// The store keeps appending to the segment it had; the new file holds nothing and goes. Its
+		// metadata row has no records, so cleanup forgets it once this process is gone.
+		CloseLogged(fd, path);
+		if (unlink(path.c_str()) != 0 && errno != ENOENT) {
+			LogWarning("segment_discard_failed", "Removing the unusable new segment " + path +
+			                                         " failed: " + std::strerror(errno) +
+			                                         ". It holds no record; cleanup removes it later.");
+		}
+		throw;
+	}
+	// Only a segment whose header is durable becomes current.
+	if (current_fd >= 0) {
+		// Still owed an fsync if it was appended to; closed by the Sync that flushes it.
+		retired_fds.push_back(current_fd);
+	}
+	current_id = segment_id;
+	current_fd = fd;
+	current_size = SEGMENT_HEADER_SIZE;
 }
 
 void SegmentStore::EncodeRecordHeader(uint8_t *out, uint32_t length, uint32_t crc, const Hash256 &hash) {
@@ -132,7 +144,7 @@ void SegmentStore::EncodeRecordHeader(uint8_t *out, uint32_t length, uint32_t cr
 	PutU32(out + 12, Crc32c(out + 16, 32, Crc32c(out, 12)));
 }
 
-ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash256 &hash) {
+ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash256 &hash, const char *edge) {
 	ChunkLocation loc;
 	loc.length = size;
 	loc.crc32c = Crc32c(data, size);
@@ -143,9 +155,11 @@ ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash25
 	if (current_fd < 0 || current_size + RECORD_HEADER_SIZE + size > SEGMENT_ROLL_SIZE) {
 		OpenNewSegment();
 	}
-	auto path = SegmentPath(current_id);
-	WriteAll(current_fd, header, sizeof(header), current_size, path);
-	WriteAll(current_fd, data, size, current_size + RECORD_HEADER_SIZE, path);
+	// A failed write leaves current_size where it was: the next record overwrites the torn one.
+	std::vector<iovec> parts = {{header, sizeof(header)}, {const_cast<void *>(data), size}};
+	if (sys::PWriteAll(edge, current_fd, std::move(parts), static_cast<off_t>(current_size)) < 0) {
+		IoFail("Writing segment", SegmentPath(current_id));
+	}
 	loc.segment_id = current_id;
 	loc.offset = current_size + RECORD_HEADER_SIZE;
 	current_size += RECORD_HEADER_SIZE + size;
@@ -155,7 +169,7 @@ ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash25
 	return loc;
 }
 
-void SegmentStore::Sync() {
+void SegmentStore::Sync(const char *edge) {
 	// Held across the flush: a caller whose appends another thread already took off the list must not return
 	// (and publish) before that thread's fdatasync has finished. Callers queued here share the next flush.
 	std::lock_guard<std::mutex> sync_guard(sync_lock);
@@ -164,8 +178,12 @@ void SegmentStore::Sync() {
 		std::lock_guard<std::mutex> guard(write_lock);
 		to_sync.swap(unsynced_fds);
 	}
+	if (to_sync.empty()) {
+		return;
+	}
+	LogTimer timer;
 	for (size_t i = 0; i < to_sync.size(); i++) {
-		if (fdatasync(to_sync[i]) != 0) {
+		if (sys::FDataSync(edge, to_sync[i]) != 0) {
 			auto error = errno;
 			{
 				// The segments not flushed yet stay owed, so a later Sync cannot skip them.
@@ -177,6 +195,24 @@ void SegmentStore::Sync() {
 			IoFail("Syncing a segment in", directory);
 		}
 	}
+	CloseFlushedRetired();
+	if (LogEnabled()) {
+		LogEvent("segment_fsync", timer.ElapsedMs(),
+		         std::to_string(to_sync.size()) + " segment file(s) in " + directory);
+	}
+}
+
+void SegmentStore::CloseFlushedRetired() {
+	std::lock_guard<std::mutex> guard(write_lock);
+	std::vector<int> still_owed;
+	for (auto fd : retired_fds) {
+		if (std::find(unsynced_fds.begin(), unsynced_fds.end(), fd) != unsynced_fds.end()) {
+			still_owed.push_back(fd);
+		} else {
+			CloseLogged(fd, "a retired segment in " + directory);
+		}
+	}
+	retired_fds.swap(still_owed);
 }
 
 void SegmentStore::Seal() {
@@ -197,9 +233,12 @@ uint64_t SegmentStore::RemoveSegmentFile(uint64_t segment_id) {
 	auto path = SegmentPath(segment_id);
 	struct stat st;
 	if (stat(path.c_str(), &st) != 0) {
-		return 0;
+		if (errno == ENOENT) {
+			return 0;
+		}
+		IoFail("Inspecting segment", path);
 	}
-	if (unlink(path.c_str()) != 0) {
+	if (sys::Unlink("segment.unlink", path.c_str()) != 0 && errno != ENOENT) {
 		IoFail("Removing segment", path);
 	}
 	// Readers of this process that have it open keep reading the unlinked file until they close.
@@ -220,11 +259,15 @@ int SegmentStore::ReaderFd(uint64_t segment_id) {
 		return it->second;
 	}
 	auto path = SegmentPath(segment_id);
-	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	int fd = sys::Open("segment.reader_open", path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
 		Fail(ErrorKind::IO, "missing_segment",
-		     "Segment " + path + " cannot be opened: " + std::strerror(errno) +
-		         ". The repository is damaged; run differential_verify() to see what is affected.");
+		     "Segment " + path +
+		         " does not exist. The repository is damaged; run differential_verify() to see what "
+		         "is affected.");
+	}
+	if (fd < 0) {
+		IoFail("Opening segment", path);
 	}
 	reader_fds[segment_id] = fd;
 	return fd;
@@ -232,7 +275,11 @@ int SegmentStore::ReaderFd(uint64_t segment_id) {
 
 void SegmentStore::Read(const ChunkLocation &loc, void *out) {
 	auto fd = ReaderFd(loc.segment_id);
-	if (!ReadAll(fd, out, loc.length, loc.offset)) {
+	auto n = sys::PReadAll("segment.read", fd, out, loc.length, static_cast<off_t>(loc.offset));
+	if (n < 0) {
+		IoFail("Reading segment", SegmentPath(loc.segment_id));
+	}
+	if (static_cast<uint64_t>(n) != loc.length) {
 		Fail(ErrorKind::IO, "corrupt_chunk",
 		     "Segment " + SegmentPath(loc.segment_id) + " ends before the record at byte " +
 		         std::to_string(loc.offset) + ". The repository is damaged; run differential_verify().");
@@ -245,17 +292,27 @@ void SegmentStore::Read(const ChunkLocation &loc, void *out) {
 	}
 }
 
+//! Scan's reads: a read error, like a short read, ends the scan where the readable records end.
+static bool ScanRead(int fd, void *data, size_t size, uint64_t offset) {
+	return sys::PReadAll("segment.scan_read", fd, data, size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size);
+}
+
 SegmentScan SegmentStore::Scan(const std::string &path) {
 	SegmentScan scan;
-	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	int fd = sys::Open("segment.scan_open", path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		IoFail("Opening segment", path);
 	}
 	struct stat st;
-	fstat(fd, &st);
+	if (sys::FStat("segment.scan_stat", fd, &st) != 0) {
+		auto error = errno;
+		close(fd);
+		errno = error;
+		IoFail("Inspecting segment", path);
+	}
 	uint64_t size = static_cast<uint64_t>(st.st_size);
 	uint8_t header[SEGMENT_HEADER_SIZE];
-	if (size >= SEGMENT_HEADER_SIZE && ReadAll(fd, header, sizeof(header), 0) &&
+	if (size >= SEGMENT_HEADER_SIZE && ScanRead(fd, header, sizeof(header), 0) &&
 	    std::memcmp(header, SEGMENT_MAGIC, 8) == 0 && GetU32(header + 60) == Crc32c(header, 60)) {
 		scan.header_valid = true;
 		scan.segment_id = GetU64(header + 16);
@@ -264,7 +321,7 @@ SegmentScan SegmentStore::Scan(const std::string &path) {
 	std::vector<uint8_t> payload;
 	while (scan.header_valid && pos + RECORD_HEADER_SIZE <= size) {
 		uint8_t rec[RECORD_HEADER_SIZE];
-		if (!ReadAll(fd, rec, sizeof(rec), pos) || GetU32(rec) != RECORD_MAGIC ||
+		if (!ScanRead(fd, rec, sizeof(rec), pos) || GetU32(rec) != RECORD_MAGIC ||
 		    GetU32(rec + 12) != Crc32c(rec + 16, 32, Crc32c(rec, 12))) {
 			break;
 		}
@@ -277,14 +334,14 @@ SegmentScan SegmentStore::Scan(const std::string &path) {
 			break;
 		}
 		payload.resize(r.length);
-		if (!ReadAll(fd, payload.data(), r.length, r.payload_offset) || Crc32c(payload.data(), r.length) != r.crc32c) {
+		if (!ScanRead(fd, payload.data(), r.length, r.payload_offset) || Crc32c(payload.data(), r.length) != r.crc32c) {
 			break;
 		}
 		scan.records.push_back(r);
 		pos = r.payload_offset + r.length;
 	}
 	scan.torn_bytes = size > pos ? size - pos : 0;
-	close(fd);
+	CloseLogged(fd, path);
 	return scan;
 }
 

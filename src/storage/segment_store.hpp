@@ -40,10 +40,12 @@ public:
 	SegmentStore(std::string directory, std::function<uint64_t()> allocate_segment_id);
 	~SegmentStore();
 
-	//! Appends one record; thread-safe. The payload is not durable until Sync().
-	ChunkLocation Append(const void *data, uint32_t size, const Hash256 &hash);
-	//! fsyncs every segment appended to since the last Sync.
-	void Sync();
+	//! Appends one record; thread-safe. The payload is not durable until Sync(). `edge` names the
+	//! write for fault injection (docs/DURABILITY.md): database chunks, WAL ranges and compaction copies.
+	ChunkLocation Append(const void *data, uint32_t size, const Hash256 &hash,
+	                     const char *edge = "segment.record_write");
+	//! fdatasyncs every segment appended to since the last Sync; `edge` as for Append.
+	void Sync(const char *edge = "segment.fdatasync");
 	//! Ends the current segment: the next append opens a new one. Cleanup seals before it looks at
 	//! this process's own segments, so that only the new, nearly empty one must be spared.
 	void Seal();
@@ -62,7 +64,11 @@ public:
 
 private:
 	int ReaderFd(uint64_t segment_id);
+	//! Makes a new segment current, or throws with the store unchanged.
 	void OpenNewSegment();
+	void WriteSegmentHeader(int fd, uint64_t segment_id, const std::string &path);
+	//! Closes the retired segments no longer owed an fsync.
+	void CloseFlushedRetired();
 
 	std::string directory;
 	std::function<uint64_t()> allocate_segment_id;
@@ -75,6 +81,7 @@ private:
 	uint64_t current_size = 0;
 	//! Segments with appends not yet fsynced (the current one, and any rolled over since).
 	std::vector<int> unsynced_fds;
+	//! Former current segments, kept open until a Sync has flushed their appends.
 	std::vector<int> retired_fds;
 
 	std::shared_mutex reader_lock;

@@ -1,5 +1,6 @@
 // One file of a branch or snapshot as this process sees it: the published version it started
-// from plus the writes since, which already sit in segments. Sync() publishes them.
+// from plus the writes since, which already sit in segments. Sync() publishes them. Two kinds
+// share this interface: ChunkedFile (the database file) and RangedFile (its WAL companions).
 #pragma once
 
 #include "storage/diff_path.hpp"
@@ -14,15 +15,19 @@ namespace differential {
 
 class VersionedFile {
 public:
-	VersionedFile(FileAddress address, std::shared_ptr<RepositoryStorage> storage, bool writable);
-	~VersionedFile();
+	//! The kind the address calls for: chunked for a database file, ranged for anything else.
+	static std::unique_ptr<VersionedFile> Open(FileAddress address, std::shared_ptr<RepositoryStorage> storage,
+	                                           bool writable);
+	virtual ~VersionedFile() = default;
+	VersionedFile(const VersionedFile &) = delete;
+	VersionedFile &operator=(const VersionedFile &) = delete;
 
 	//! Loads the published version; returns false when the file does not exist.
 	bool Load();
 	//! Takes a version read elsewhere (a companion loaded with its database file).
 	bool LoadFrom(const StoredFile &stored, bool exists);
 	//! The WAL companions read with this (database) file, handed over once.
-	std::vector<CompanionFile> TakeCompanions();
+	virtual std::vector<CompanionFile> TakeCompanions();
 	//! Makes an empty file that exists (published at the next Sync).
 	void CreateEmpty();
 	bool Exists();
@@ -33,8 +38,8 @@ public:
 	void Truncate(uint64_t length);
 	//! Forgets the content of every whole chunk inside the range (they read as zeros): DuckDB
 	//! trims the blocks a checkpoint freed, and their old bytes must not stay live in the map.
-	//! Returns true when anything changed.
-	bool Trim(uint64_t offset, uint64_t size);
+	//! Returns true when anything changed; ranged files never change.
+	virtual bool Trim(uint64_t offset, uint64_t size);
 	//! The durability point: fsync the segments, then publish in one metadata transaction.
 	void Sync();
 	bool HasUnpublishedChanges();
@@ -43,48 +48,37 @@ public:
 	void MarkRemoved();
 
 	FileAddress Address();
-	//! MoveFile keeps open handles pointing at the file under its new name.
+	//! MoveFile keeps open handles pointing at the file under its new name (of the same kind).
 	void Rename(const FileAddress &to);
 	const bool writable;
 
-private:
-	struct Chunk {
-		Hash256 hash {};
-		ChunkLocation location;
-		bool present = false;
-	};
+protected:
+	VersionedFile(FileAddress address, std::shared_ptr<RepositoryStorage> storage, bool writable);
+
+	// The kind-specific parts, called with `lock` held (shared for reads, exclusive otherwise).
+	//! Whether Load pins the loaded root (and reads the companions with it).
+	virtual bool PinsOnLoad() const = 0;
+	//! Keeps what a Load hands over besides the content (a pin, the companions), found or not.
+	virtual void KeepLoadedLocked(StoredFile &stored);
+	//! Takes the loaded version's content; `length` is already set.
+	virtual void ApplyLocked(StoredFile &stored) = 0;
+	//! Forgets all content (an empty or removed file).
+	virtual void ClearLocked() = 0;
+	virtual uint64_t ReadLocked(uint8_t *out, uint64_t size, uint64_t offset) = 0;
+	//! Stores the bytes and moves `length` to cover them.
+	virtual void WriteLocked(const uint8_t *in, uint64_t size, uint64_t offset) = 0;
+	//! Cuts the file to `new_length`, shorter than `length`.
+	virtual void ShrinkLocked(uint64_t new_length) = 0;
+	//! Records the unpublished changes in the metadata (the segments are already durable).
+	virtual void PublishLocked() = 0;
+	virtual void CollectUnpublishedLocked(std::set<uint64_t> &out) = 0;
 
 	FileAddress address;
-	bool chunked() const {
-		return address.IsMainFile();
-	}
-	void ReadChunk(const Chunk &chunk, uint64_t index, uint8_t *out);
-	void WriteChunkLocked(uint64_t index, const uint8_t *content, uint64_t size);
-	uint64_t ReadRangedLocked(void *buffer, uint64_t size, uint64_t offset);
-	void TruncateRangedLocked(uint64_t length);
-	void SyncChunkedLocked();
-	void SyncRangedLocked();
-	bool ApplyLocked(const StoredFile &stored);
-	std::vector<CompanionFile> companions;
-
 	std::shared_ptr<RepositoryStorage> storage;
 	std::shared_mutex lock;
 	bool exists = false;
 	bool dirty = false;
-	//! Keeps the loaded (then the last published) root of a chunked file safe from cleanup.
-	int64_t pin_id = -1;
 	uint64_t length = 0;
-
-	// Chunked files.
-	std::vector<Chunk> chunks;
-	std::vector<Hash256> pages;
-	std::set<uint64_t> dirty_chunks;
-	bool length_dirty = false;
-
-	// Ranged files: extents in file order, with their start offsets.
-	std::vector<ChunkLocation> extents;
-	std::vector<uint64_t> extent_starts;
-	uint64_t published_extents = 0;
 };
 
 } // namespace differential

@@ -61,13 +61,13 @@ protected:
 	}
 
 	std::unique_ptr<VersionedFile> NewFile(const FileAddress &address, bool writable = true) {
-		return std::make_unique<VersionedFile>(address, process.storage, writable);
+		return VersionedFile::Open(address, process.storage, writable);
 	}
 
 	//! The file as a new process would see it: only what the catalog has published.
 	std::unique_ptr<VersionedFile> LoadInNewProcess(const FileAddress &address, bool expect_exists = true) {
 		reopened.push_back(Open());
-		auto file = std::make_unique<VersionedFile>(address, reopened.back().storage, false);
+		auto file = VersionedFile::Open(address, reopened.back().storage, false);
 		EXPECT_EQ(file->Load(), expect_exists);
 		return file;
 	}
@@ -480,11 +480,11 @@ TEST_F(VersionedFileTest, IdenticalChunksAreStoredOnce) {
 	// while it runs): writing a block that exists elsewhere stores one more record, but the content keeps
 	// one identity, and the extra record is garbage for the next cleanup.
 	auto writer_process = Open();
-	VersionedFile again(main_file, writer_process.storage, true);
-	ASSERT_TRUE(again.Load());
-	again.Write(block.data(), block.size(), ChunkStart(9));
-	again.Write(block.data(), block.size(), ChunkStart(10));
-	again.Sync();
+	auto again = VersionedFile::Open(main_file, writer_process.storage, true);
+	ASSERT_TRUE(again->Load());
+	again->Write(block.data(), block.size(), ChunkStart(9));
+	again->Write(block.data(), block.size(), ChunkStart(10));
+	again->Sync();
 	EXPECT_EQ(SegmentRecordCount(), 3u);
 	EXPECT_EQ(process.metadata->accounting.AllChunks().size(), 2u);
 	EXPECT_EQ(ReadRange(*LoadInNewProcess(main_file), ChunkStart(9), CHUNK_SIZE), block);

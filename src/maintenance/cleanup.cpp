@@ -144,7 +144,10 @@ CleanupResult CleanupRepository(Repository &repository, const CleanupOptions &op
 		}
 		ReclaimSegment(repository, segment, options, result);
 	}
-	metadata.accounting.CheckpointMetadata();
+	if (!metadata.accounting.CheckpointMetadata()) {
+		LogWarning("metadata_checkpoint", "the metadata's WAL is still held by a reader in another process; it "
+		                                  "was not truncated, and the next cleanup tries again");
+	}
 	LogEvent("cleanup", timer.ElapsedMs(), Summary(result));
 	return result;
 }

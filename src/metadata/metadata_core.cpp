@@ -3,6 +3,7 @@
 #include "metadata/metadata_core.hpp"
 
 #include "common/crash_points.hpp"
+#include "common/logging.hpp"
 #include "metadata/schema.hpp"
 #include "metadata/sqlite.hpp"
 
@@ -108,10 +109,16 @@ void MetadataCore::RunGrouped(const std::function<void(MetadataSession &)> &appl
 		batch.swap(group_queue);
 		queue_guard.unlock();
 		std::exception_ptr batch_error;
+		LogTimer timer;
 		try {
 			CommitBatch(batch);
 		} catch (...) {
 			batch_error = std::current_exception();
+		}
+		if (LogEnabled()) {
+			LogEvent("group_commit", timer.ElapsedMs(),
+			         std::to_string(batch.size()) + " publication(s) in one transaction" +
+			             (batch_error ? ", failed" : ""));
 		}
 		queue_guard.lock();
 		for (auto publication : batch) {

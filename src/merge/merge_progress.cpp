@@ -24,7 +24,6 @@ MergeOperation::MergeOperation(std::string database, std::string request_id, int
     : limits(limits_p), started(std::chrono::steady_clock::now()), progress_sink(std::move(progress_sink_p)) {
 	status.database = std::move(database);
 	status.request_id = std::move(request_id);
-	status.phase = "selection";
 	status.started_at_us = NowMicros();
 	std::lock_guard<std::mutex> guard(registry_lock);
 	if (max_concurrent > 0 && int64_t(registry.size()) >= max_concurrent) {
@@ -53,18 +52,18 @@ void MergeOperation::Report(double progress) {
 	}
 }
 
-void MergeOperation::Phase(const std::string &phase, double progress) {
+void MergeOperation::Phase(MergePhase phase) {
+	auto &info = InfoOf(phase);
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		status.phase = phase;
-		// Comparison and application advance table by table up to the next phase's share.
-		phase_start = progress;
-		phase_end = phase == "comparison" ? 60 : phase == "application" ? 85 : progress;
+		phase_start = info.progress_start;
+		phase_end = info.progress_end;
 		tables_done = 0;
-		Report(progress);
+		Report(info.progress_start);
 	}
 	// The crash tests kill a merge at the start of each phase; the status tests hold it there.
-	auto label = "merge." + phase;
+	auto label = std::string("merge.") + info.text;
 	CrashPoint(label.c_str());
 	PausePoint(label.c_str());
 }
@@ -79,7 +78,7 @@ void MergeOperation::SetTables(const std::vector<std::string> &tables) {
 	}
 }
 
-void MergeOperation::TableDone(size_t index, const std::string &state, const TableMergeCounts &counts) {
+void MergeOperation::TableDone(size_t index, TableState state, const TableMergeCounts &counts) {
 	std::lock_guard<std::mutex> guard(lock);
 	if (index < status.tables.size()) {
 		status.tables[index].state = state;

@@ -55,6 +55,7 @@ static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionB
 	    RESULT_COLUMNS,
 	    [options, request_id, run](ClientContext &context) mutable {
 		    RequireAutoCommit(context);
+		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    return ResultRow(run(context, *CurrentRepository(context), options), request_id);
 	    },

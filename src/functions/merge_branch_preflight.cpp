@@ -25,6 +25,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindIn
 	     {"theirs_snapshot_id", LogicalType::BIGINT},
 	     {"issues", LogicalType::VARCHAR}},
 	    [request, options](ClientContext &context) mutable {
+		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
 		    auto p = PreflightMergeBranch(*context.db, *repository->metadata, repository->root, request, options);

@@ -135,6 +135,7 @@ static unique_ptr<FunctionData> BindPreview(ClientContext &context, TableFunctio
 	return BindRows(
 	    PreviewColumns(),
 	    [options, run](ClientContext &context) mutable {
+		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    return PreviewRows(run(context, options));
 	    },

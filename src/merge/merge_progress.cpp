@@ -4,14 +4,35 @@
 
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
+#if __has_include("common/logging.hpp")
+#include "common/logging.hpp"
+#endif
 
 #include <algorithm>
+#include <exception>
 
 namespace differential {
 
 namespace {
 std::mutex registry_lock;
 std::vector<MergeOperation *> registry;
+
+//! Where a merge's time goes, for DuckDB's log (SET enable_logging): one event per phase, merge_<phase>.
+//! The logging layer (common/logging.hpp) arrives from the storage branch; until both meet, a build
+//! without it has nowhere to report to.
+void LogPhaseDuration(MergePhase phase, double elapsed_ms, const std::string &database, const std::string &request_id,
+                      bool failed) {
+#if __has_include("common/logging.hpp")
+	if (!LogEnabled()) {
+		return;
+	}
+	LogEvent(std::string("merge_") + ToString(phase), elapsed_ms,
+	         "database " + database + (request_id.empty() ? std::string() : ", request " + request_id) +
+	             (failed ? ", failed" : ""));
+#else
+	(void)phase, (void)elapsed_ms, (void)database, (void)request_id, (void)failed;
+#endif
+}
 
 int64_t NowMicros() {
 	return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -21,7 +42,8 @@ int64_t NowMicros() {
 
 MergeOperation::MergeOperation(std::string database, std::string request_id, int64_t max_concurrent,
                                MergeLimits limits_p, std::shared_ptr<std::atomic<double>> progress_sink_p)
-    : limits(limits_p), started(std::chrono::steady_clock::now()), progress_sink(std::move(progress_sink_p)) {
+    : limits(limits_p), started(std::chrono::steady_clock::now()), phase_started(started),
+      progress_sink(std::move(progress_sink_p)), unwinding_at_start(std::uncaught_exceptions()) {
 	status.database = std::move(database);
 	status.request_id = std::move(request_id);
 	status.started_at_us = NowMicros();
@@ -36,6 +58,8 @@ MergeOperation::MergeOperation(std::string database, std::string request_id, int
 }
 
 MergeOperation::~MergeOperation() {
+	// The last phase ends with the call, also when it fails (then the log says where it stopped).
+	EndPhase(std::uncaught_exceptions() > unwinding_at_start);
 	std::lock_guard<std::mutex> guard(registry_lock);
 	registry.erase(std::remove(registry.begin(), registry.end(), this), registry.end());
 }
@@ -52,7 +76,19 @@ void MergeOperation::Report(double progress) {
 	}
 }
 
+void MergeOperation::EndPhase(bool failed) {
+	MergePhase phase;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		phase = status.phase;
+	}
+	auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - phase_started).count();
+	LogPhaseDuration(phase, elapsed, status.database, status.request_id, failed);
+	phase_started = std::chrono::steady_clock::now();
+}
+
 void MergeOperation::Phase(MergePhase phase) {
+	EndPhase(false);
 	auto &info = InfoOf(phase);
 	{
 		std::lock_guard<std::mutex> guard(lock);

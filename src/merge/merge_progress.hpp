@@ -64,12 +64,17 @@ public:
 
 private:
 	void Report(double progress);
+	//! Reports how long the current phase took (its log event) and starts timing the next.
+	void EndPhase(bool failed);
 
 	mutable std::mutex lock;
 	MergeStatusRow status;
 	MergeLimits limits;
 	std::chrono::steady_clock::time_point started;
+	std::chrono::steady_clock::time_point phase_started;
 	std::shared_ptr<std::atomic<double>> progress_sink;
+	//! Exceptions in flight when the merge started: more at its end means it failed.
+	int unwinding_at_start = 0;
 	double phase_start = 0;
 	double phase_end = 0;
 	size_t tables_done = 0;

@@ -26,8 +26,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [=](ClientContext &context) {
 		    auto record = CurrentRepository(context)->metadata->merges.AbortMergeRequest(database, operation_id,
 		                                                                                 request_id.value_or(""));
-		    return Rows {{Value(record.operation_id), Value(record.request_id),
-		                  Value(MergeRequestStateName(record.state)), OptionalId(record.snapshot_id)}};
+		    return Rows {{Value(record.operation_id), Value(record.request_id), Value(ToString(record.state)),
+		                  OptionalId(record.snapshot_id)}};
 	    },
 	    types, names);
 }

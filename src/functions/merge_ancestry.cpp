@@ -6,6 +6,7 @@
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "merge/ancestry.hpp"
+#include "merge/merge_states.hpp"
 
 namespace differential {
 
@@ -44,11 +45,14 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    for (auto parent : node.parents) {
 				    parents.push_back(Value::BIGINT(parent));
 			    }
-			    auto side = node.from_ours && node.from_theirs ? "both" : node.from_ours ? "ours" : "theirs";
+			    auto side = node.from_ours && node.from_theirs ? MergeSide::BOTH
+			                : node.from_ours                   ? MergeSide::OURS
+			                                                   : MergeSide::THEIRS;
 			    bool expired = !metadata.history.FindSnapshot(database, node.snapshot_id).has_value();
-			    rows.push_back({Value::BIGINT(node.snapshot_id), Value(node.kind),
-			                    Value::LIST(LogicalType::BIGINT, parents), Value(side), Value::BOOLEAN(node.candidate),
-			                    base, Value(BaseSelectionName(ancestry.selection)), Value::BOOLEAN(expired)});
+			    rows.push_back({Value::BIGINT(node.snapshot_id), Value(ToString(node.kind)),
+			                    Value::LIST(LogicalType::BIGINT, parents), Value(ToString(side)),
+			                    Value::BOOLEAN(node.candidate), base, Value(ToString(ancestry.selection)),
+			                    Value::BOOLEAN(expired)});
 		    }
 		    return rows;
 	    },

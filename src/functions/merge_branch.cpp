@@ -34,7 +34,7 @@ static void RequireAutoCommit(ClientContext &context) {
 }
 
 static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::string> &request_id) {
-	return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(r.merge_action), OptionalId(r.base),
+	return Rows {{Value(r.branch_name), OptionalId(r.snapshot_id), Value(ToString(r.merge_action)), OptionalId(r.base),
 	              OptionalId(r.ours), OptionalId(r.theirs),
 	              request_id ? Value(*request_id) : Value(LogicalType::VARCHAR),
 	              r.operation_id.empty() ? Value(LogicalType::VARCHAR) : Value(r.operation_id),
@@ -55,6 +55,7 @@ static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionB
 	    RESULT_COLUMNS,
 	    [options, request_id, run](ClientContext &context) mutable {
 		    RequireAutoCommit(context);
+		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    return ResultRow(run(context, *CurrentRepository(context), options), request_id);
 	    },

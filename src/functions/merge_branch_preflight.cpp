@@ -25,6 +25,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindIn
 	     {"theirs_snapshot_id", LogicalType::BIGINT},
 	     {"issues", LogicalType::VARCHAR}},
 	    [request, options](ClientContext &context) mutable {
+		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
 		    auto p = PreflightMergeBranch(*context.db, *repository->metadata, repository->root, request, options);
@@ -32,9 +33,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindIn
 		    for (auto &issue : p.issues) {
 			    issues += (issues.empty() ? "" : "\n") + issue;
 		    }
-		    return Rows {{Value::BOOLEAN(p.ready), Value(p.merge_action), Value(p.target_state),
-		                  Value(p.validation_state), Value::BIGINT(p.inputs.base), Value::BIGINT(p.inputs.ours),
-		                  Value::BIGINT(p.inputs.theirs),
+		    return Rows {{Value::BOOLEAN(p.ready), Value(ToString(p.merge_action)), Value(ToString(p.target_state)),
+		                  Value(ToString(p.validation_state)), Value::BIGINT(p.inputs.base),
+		                  Value::BIGINT(p.inputs.ours), Value::BIGINT(p.inputs.theirs),
 		                  issues.empty() ? Value(LogicalType::VARCHAR) : Value(issues)}};
 	    },
 	    types, names, options.progress);

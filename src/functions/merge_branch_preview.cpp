@@ -66,10 +66,10 @@ static std::vector<ResultColumn> PreviewColumns() {
 	        {"unchanged_sides", LogicalType::LIST(LogicalType::VARCHAR)}};
 }
 
-static Value UnchangedSides(const std::vector<std::string> &sides) {
+static Value UnchangedSides(const std::vector<MergeSide> &sides) {
 	vector<Value> out;
-	for (auto &side : sides) {
-		out.push_back(Value(side));
+	for (auto side : sides) {
+		out.push_back(Value(ToString(side)));
 	}
 	return Value::LIST(LogicalType::VARCHAR, out);
 }
@@ -79,24 +79,26 @@ static Rows PreviewRows(const MergePreview &preview) {
 	Rows rows;
 	for (auto &object : in.objects) {
 		auto &c = object.counts;
-		bool is_table = object.object_type == "table";
+		bool is_table = object.object_type == ObjectType::TABLE;
 		vector<Value> changes, conflicts;
 		for (auto &change : object.schema_changes) {
-			changes.push_back(Value::STRUCT(SchemaChangeType(), {Value(change.column_name), Value(change.source),
-			                                                     Value(change.sql_type), Value(change.action)}));
+			changes.push_back(
+			    Value::STRUCT(SchemaChangeType(), {Value(change.column_name), Value(ToString(change.source)),
+			                                       Value(change.sql_type), Value(ToString(change.action))}));
 		}
 		for (auto &conflict : object.schema_conflicts) {
 			conflicts.push_back(Value::STRUCT(
 			    SchemaConflictType(), {Value(conflict.kind), Text(conflict.column_name), Value(conflict.message)}));
 		}
-		auto view_change = is_table || object.view_action.empty()
-		                       ? Value(ViewChangeType())
-		                       : Value::STRUCT(ViewChangeType(), {Value(object.view_action), Text(object.view_source),
-		                                                          Text(object.view_sql)});
+		auto view_change =
+		    is_table || object.view_action == ViewAction::NONE
+		        ? Value(ViewChangeType())
+		        : Value::STRUCT(ViewChangeType(), {Value(ToString(object.view_action)),
+		                                           Text(ToString(object.view_source)), Text(object.view_sql)});
 		auto count = [&](int64_t v) {
 			return is_table ? Value::BIGINT(v) : Value(LogicalType::BIGINT);
 		};
-		rows.push_back({Value(object.object_type),
+		rows.push_back({Value(ToString(object.object_type)),
 		                Value(object.name),
 		                is_table ? Value(object.name) : Text(""),
 		                Value::BIGINT(in.base),
@@ -113,11 +115,11 @@ static Rows PreviewRows(const MergePreview &preview) {
 		                Value::LIST(ConflictDetailType(),
 		                            vector<Value>(object.conflict_details.begin(), object.conflict_details.end())),
 		                Value::LIST(SchemaChangeType(), changes),
-		                Text(object.table_action),
+		                Text(ToString(object.table_action)),
 		                view_change,
 		                Value::BIGINT(int64_t(object.schema_conflicts.size())),
 		                Value::LIST(SchemaConflictType(), conflicts),
-		                Value(preview.validation_state),
+		                Value(ToString(preview.validation_state)),
 		                Text(preview.validation_error),
 		                UnchangedSides(object.unchanged_sides)});
 	}
@@ -133,6 +135,7 @@ static unique_ptr<FunctionData> BindPreview(ClientContext &context, TableFunctio
 	return BindRows(
 	    PreviewColumns(),
 	    [options, run](ClientContext &context) mutable {
+		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    return PreviewRows(run(context, options));
 	    },

@@ -5,6 +5,9 @@
 #include "common/names.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "functions/rows_function.hpp"
+#if __has_include("common/duckdb_logging.hpp")
+#include "common/duckdb_logging.hpp"
+#endif
 
 namespace differential {
 
@@ -106,5 +109,15 @@ void ReadSessionSettings(ClientContext &context, MergeOptions &options) {
 		options.skip_unchanged = value.GetValue<bool>();
 	}
 }
+
+// The DuckDB sink (common/duckdb_logging.hpp) arrives from the storage branch; until both meet, a build
+// without it opens no scope and merges report nowhere.
+#if __has_include("common/duckdb_logging.hpp")
+MergeLogScope::MergeLogScope(ClientContext &context) : scope(std::make_shared<DuckDBLogScope>(context)) {
+}
+#else
+MergeLogScope::MergeLogScope(ClientContext &) {
+}
+#endif
 
 } // namespace differential

@@ -20,4 +20,14 @@ MergeOptions ReadMergeOptions(duckdb::ClientContext &context, duckdb::TableFunct
 //! Fills what comes from the session running the call: TimeZone, Calendar, the concurrency limit.
 void ReadSessionSettings(duckdb::ClientContext &context, MergeOptions &options);
 
+//! Routes what a merge call reports (its phases' durations) to DuckDB's log while it lives; open it
+//! where the call runs, on the call's thread.
+class MergeLogScope {
+public:
+	explicit MergeLogScope(duckdb::ClientContext &context);
+
+private:
+	std::shared_ptr<void> scope;
+};
+
 } // namespace differential

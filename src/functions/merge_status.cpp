@@ -30,7 +30,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    vector<Value> head {OptionalText(!merge.operation_id.empty(), merge.operation_id),
 			                        OptionalText(!merge.request_id.empty(), merge.request_id),
 			                        Value(merge.database),
-			                        Value(merge.phase),
+			                        Value(ToString(merge.phase)),
 			                        Value::DOUBLE(merge.progress),
 			                        TimestampFromMicros(merge.started_at_us),
 			                        Value::BIGINT(merge.elapsed_ms)};
@@ -45,7 +45,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 				    auto row = head;
 				    auto &c = table.counts;
 				    row.push_back(Value(table.table));
-				    row.push_back(Value(table.state));
+				    row.push_back(Value(ToString(table.state)));
 				    row.push_back(Value::BIGINT(c.ours_inserts + c.ours_updates + c.ours_deletes));
 				    row.push_back(Value::BIGINT(c.theirs_inserts + c.theirs_updates + c.theirs_deletes));
 				    row.push_back(Value::BIGINT(c.conflicts));

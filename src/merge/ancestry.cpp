@@ -63,24 +63,15 @@ Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t their
 		if (it != graph.end()) {
 			node.parents = it->second;
 		}
-		node.kind = node.parents.empty() ? "root" : node.parents.size() == 1 ? "linear" : "merge";
+		node.kind = node.parents.empty()       ? SnapshotKind::ROOT
+		            : node.parents.size() == 1 ? SnapshotKind::LINEAR
+		                                       : SnapshotKind::MERGE;
 		node.from_ours = from_ours.count(id) > 0;
 		node.from_theirs = from_theirs.count(id) > 0;
 		node.candidate = node.from_ours && node.from_theirs && !dominated.count(id);
 		result.nodes.push_back(node);
 	}
 	return result;
-}
-
-const char *BaseSelectionName(BaseSelection selection) {
-	switch (selection) {
-	case BaseSelection::SELECTED:
-		return "selected";
-	case BaseSelection::AMBIGUOUS:
-		return "ambiguous";
-	default:
-		return "unrelated";
-	}
 }
 
 } // namespace differential

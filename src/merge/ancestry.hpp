@@ -2,6 +2,8 @@
 // the selection of a merge base: the unique best common ancestor, if there is one.
 #pragma once
 
+#include "common/enum_text.hpp"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -16,10 +18,27 @@ using SnapshotGraph = std::map<int64_t, std::vector<int64_t>>;
 
 enum class BaseSelection { SELECTED, AMBIGUOUS, UNRELATED };
 
+inline constexpr EnumText<BaseSelection> BASE_SELECTIONS[] = {{BaseSelection::SELECTED, "selected"},
+                                                              {BaseSelection::AMBIGUOUS, "ambiguous"},
+                                                              {BaseSelection::UNRELATED, "unrelated"}};
+
+inline const char *ToString(BaseSelection selection) {
+	return TextOf(BASE_SELECTIONS, selection);
+}
+
+//! A snapshot by its parents: none (root), one (linear) or two or more (merge).
+enum class SnapshotKind { ROOT, LINEAR, MERGE };
+
+inline constexpr EnumText<SnapshotKind> SNAPSHOT_KINDS[] = {
+    {SnapshotKind::ROOT, "root"}, {SnapshotKind::LINEAR, "linear"}, {SnapshotKind::MERGE, "merge"}};
+
+inline const char *ToString(SnapshotKind kind) {
+	return TextOf(SNAPSHOT_KINDS, kind);
+}
+
 struct AncestryNode {
 	int64_t snapshot_id = 0;
-	//! "root" (no parent), "linear" (one), "merge" (two or more).
-	std::string kind;
+	SnapshotKind kind = SnapshotKind::ROOT;
 	std::vector<int64_t> parents;
 	bool from_ours = false;
 	bool from_theirs = false;
@@ -37,6 +56,5 @@ struct Ancestry {
 
 //! Both snapshots must be keys of the graph.
 Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs);
-const char *BaseSelectionName(BaseSelection selection);
 
 } // namespace differential

@@ -73,7 +73,7 @@ struct MergeTimings {
 struct MergeBranchResult {
 	std::string branch_name;
 	int64_t snapshot_id = -1;
-	std::string merge_action;
+	MergeAction merge_action = MergeAction::MERGED;
 	int64_t base = -1;
 	int64_t ours = -1;
 	int64_t theirs = -1;
@@ -85,9 +85,7 @@ struct MergeBranchResult {
 
 struct MergePreview {
 	MergeBranchResult inputs;
-	//! "valid" (staged in a disposable branch and every constraint and view held), "invalid", or
-	//! "not_checked" (not validated, conflicts, or nothing to combine).
-	std::string validation_state;
+	ValidationState validation_state = ValidationState::NOT_CHECKED;
 	//! Why it is invalid: merge_validation_failed (a constraint) or a schema conflict kind.
 	std::string validation_code;
 	std::string validation_error;
@@ -96,10 +94,9 @@ struct MergePreview {
 struct MergePreflight {
 	MergeBranchResult inputs;
 	bool ready = false;
-	std::string merge_action;
-	//! clean, attached (open in this process), locked (written by another process), dirty, new or exists.
-	std::string target_state;
-	std::string validation_state;
+	MergeAction merge_action = MergeAction::MERGED;
+	TargetState target_state = TargetState::UNKNOWN;
+	ValidationState validation_state = ValidationState::NOT_CHECKED;
 	//! Every problem found, each as "<code>: <message>"; empty when ready.
 	std::vector<std::string> issues;
 };

@@ -39,11 +39,17 @@ const ColumnDef *TableDef::FindColumn(const std::string &column) const {
 	         "Change it on the branches, or merge this data manually with SQL.");
 }
 
-//! Why a column type cannot be merged as a plain value, or empty: only types whose native equality is
-//! exact and needs no extension or collation.
-static std::string UnsupportedType(const LogicalType &type) {
+//! Why a column type cannot be merged as a plain value (empty `why` when it can): only types whose
+//! native equality is exact and needs no extension or collation.
+struct TypeProblem {
+	std::string why;
+	//! A collation: visible only in the table's definition, not in the bound type a query sees.
+	bool collation = false;
+};
+
+static TypeProblem UnsupportedType(const LogicalType &type) {
 	if (type.HasAlias()) {
-		return "has the type " + type.ToString();
+		return {"has the type " + type.ToString()};
 	}
 	switch (type.id()) {
 	case LogicalTypeId::BOOLEAN:
@@ -73,32 +79,36 @@ static std::string UnsupportedType(const LogicalType &type) {
 	case LogicalTypeId::TIMESTAMP_TZ:
 	case LogicalTypeId::TIMESTAMP_TZ_NS:
 	case LogicalTypeId::INTERVAL:
-		return "";
+		return {};
 	case LogicalTypeId::VARCHAR:
-		return duckdb::StringType::GetCollation(type).empty() ? "" : "has a non-default collation";
+		if (duckdb::StringType::GetCollation(type).empty()) {
+			return {};
+		}
+		return {"has a non-default collation", true};
 	case LogicalTypeId::LIST:
 		return UnsupportedType(duckdb::ListType::GetChildType(type));
 	case LogicalTypeId::ARRAY:
 		return UnsupportedType(duckdb::ArrayType::GetChildType(type));
 	case LogicalTypeId::MAP: {
 		auto key = UnsupportedType(duckdb::MapType::KeyType(type));
-		return key.empty() ? UnsupportedType(duckdb::MapType::ValueType(type)) : key;
+		return key.why.empty() ? UnsupportedType(duckdb::MapType::ValueType(type)) : key;
 	}
 	case LogicalTypeId::STRUCT:
 	case LogicalTypeId::UNION:
 		for (auto &child : duckdb::StructType::GetChildTypes(type)) {
-			auto why = UnsupportedType(child.second);
-			if (!why.empty()) {
-				return why;
+			auto problem = UnsupportedType(child.second);
+			if (!problem.why.empty()) {
+				return problem;
 			}
 		}
-		return "";
+		return {};
 	default:
-		return "has the type " + type.ToString();
+		return {"has the type " + type.ToString()};
 	}
 }
 
-//! Generated columns and collations are visible only in the table's definition: parse it.
+//! Generated columns and collations are visible only in the table's definition: parse it. (Other
+//! type problems are judged on the bound types, which resolve aliases the definition only names.)
 static void CheckDefinition(const std::string &create_sql, const std::string &object, const std::string &side) {
 	auto parser = duckdb::Parser::GetBuiltinParser();
 	parser.ParseQuery(create_sql);
@@ -108,9 +118,9 @@ static void CheckDefinition(const std::string &create_sql, const std::string &ob
 		if (column.Generated()) {
 			Unsupported("Column " + name, side, "is a generated column");
 		}
-		auto why = UnsupportedType(column.Type());
-		if (why == "has a non-default collation") {
-			Unsupported("Column " + name, side, why);
+		auto problem = UnsupportedType(column.Type());
+		if (problem.collation) {
+			Unsupported("Column " + name, side, problem.why);
 		}
 	}
 }
@@ -119,23 +129,30 @@ static std::string InDatabase(const std::string &alias) {
 	return " WHERE database_name = " + SqlLiteral(alias);
 }
 
-CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias, const std::string &side) {
-	CatalogSide catalog;
-	auto where = InDatabase(alias);
-	for (auto &row : QueryRows(connection, "SELECT schema_name FROM duckdb_schemas()" + where +
-	                                           " AND NOT internal AND schema_name <> 'main'")) {
-		Unsupported("Schema " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists besides main");
+//! Refuses the first object the query lists (its first column names it): "<what> <name> in <side> <why>".
+static void RefuseAny(duckdb::Connection &connection, const std::string &query, const std::string &what,
+                      const std::string &side, const std::string &why) {
+	for (auto &row : QueryRows(connection, query)) {
+		Unsupported(what + " " + QuoteName(row.GetBaseValue(0).ToString()), side, why);
 	}
-	for (auto &row : QueryRows(connection, "SELECT sequence_name FROM duckdb_sequences()" + where)) {
-		Unsupported("Sequence " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists");
-	}
-	for (auto &row : QueryRows(connection, "SELECT function_name FROM duckdb_functions()" + where +
-	                                           " AND function_type IN ('macro', 'table_macro') AND NOT internal")) {
-		Unsupported("Macro " + QuoteName(row.GetBaseValue(0).ToString()), side, "exists");
-	}
-	for (auto &row : QueryRows(connection, "SELECT type_name FROM duckdb_types()" + where + " AND NOT internal")) {
-		Unsupported("Type " + QuoteName(row.GetBaseValue(0).ToString()), side, "is a custom type");
-	}
+}
+
+//! Schemas besides main, sequences, macros and custom types: none of them is merged.
+static void RefuseOtherObjects(duckdb::Connection &connection, const std::string &where, const std::string &side) {
+	RefuseAny(connection,
+	          "SELECT schema_name FROM duckdb_schemas()" + where + " AND NOT internal AND schema_name <> 'main'",
+	          "Schema", side, "exists besides main");
+	RefuseAny(connection, "SELECT sequence_name FROM duckdb_sequences()" + where, "Sequence", side, "exists");
+	RefuseAny(connection,
+	          "SELECT function_name FROM duckdb_functions()" + where +
+	              " AND function_type IN ('macro', 'table_macro') AND NOT internal",
+	          "Macro", side, "exists");
+	RefuseAny(connection, "SELECT type_name FROM duckdb_types()" + where + " AND NOT internal", "Type", side,
+	          "is a custom type");
+}
+
+static void ReadTables(duckdb::Connection &connection, const std::string &where, const std::string &side,
+                       CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT schema_name, table_name, sql, comment FROM duckdb_tables()" + where +
 	                                           " ORDER BY table_name")) {
 		auto schema = row.GetBaseValue(0).ToString();
@@ -151,6 +168,10 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		table.create_sql = row.GetBaseValue(2).ToString();
 		CheckDefinition(table.create_sql, name, side);
 	}
+}
+
+static void ReadColumns(duckdb::Connection &connection, const std::string &alias, const std::string &side,
+                        CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT c.table_name, c.column_name, c.is_nullable, c.column_default, "
 	                                       "c.comment FROM duckdb_columns() c JOIN duckdb_tables() t USING "
 	                                       "(database_name, schema_name, table_name) WHERE c.database_name = " +
@@ -181,14 +202,27 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		auto probe = RunSql(connection, "SELECT * FROM " + SqlIdentifier(alias) + ".main." + SqlIdentifier(table.name) +
 		                                    " LIMIT 0");
 		for (size_t i = 0; i < probe->GetTypes().size() && i < table.columns.size(); i++) {
-			auto why = UnsupportedType(probe->GetTypes()[i]);
-			if (!why.empty()) {
-				Unsupported("Column " + QuoteName(table.name + "." + table.columns[i].name), side, why);
+			auto problem = UnsupportedType(probe->GetTypes()[i]);
+			if (!problem.why.empty()) {
+				Unsupported("Column " + QuoteName(table.name + "." + table.columns[i].name), side, problem.why);
 			}
 			table.columns[i].type = probe->GetTypes()[i].ToString();
 			table.columns[i].nested = probe->GetTypes()[i].IsNested();
 		}
 	}
+}
+
+//! Marks the table's columns that `names` lists as constrained.
+static void MarkConstrained(TableDef &table, const std::vector<std::string> &names) {
+	for (auto &c : table.columns) {
+		for (auto &name : names) {
+			c.constrained = c.constrained || duckdb::StringUtil::CIEquals(c.name, name);
+		}
+	}
+}
+
+static void ReadConstraints(duckdb::Connection &connection, const std::string &where, const std::string &side,
+                            CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT table_name, constraint_type, constraint_column_names, expression, "
 	                                       "constraint_text FROM duckdb_constraints()" +
 	                                           where + " ORDER BY table_name, constraint_index")) {
@@ -198,8 +232,8 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		}
 		auto &table = found->second;
 		auto type = row.GetBaseValue(1).ToString();
-		auto names = row.GetBaseValue(2);
 		std::vector<std::string> columns;
+		auto names = row.GetBaseValue(2);
 		for (auto &c : duckdb::ListValue::GetChildren(names)) {
 			columns.push_back(c.ToString());
 		}
@@ -220,12 +254,12 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 				Unsupported("A CHECK constraint of table " + QuoteName(table.name), side, why);
 			}
 		}
-		for (auto &c : table.columns) {
-			for (auto &name : columns) {
-				c.constrained = c.constrained || duckdb::StringUtil::CIEquals(c.name, name);
-			}
-		}
+		MarkConstrained(table, columns);
 	}
+}
+
+static void ReadIndexes(duckdb::Connection &connection, const std::string &where, const std::string &side,
+                        CatalogSide &catalog) {
 	for (auto &row :
 	     QueryRows(connection, "SELECT table_name, index_name, expressions, sql FROM duckdb_indexes()" + where)) {
 		auto found = catalog.tables.find(CatalogKey(row.GetBaseValue(0).ToString()));
@@ -234,17 +268,16 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		}
 		// Plain column indexes list their columns as "[a, b]".
 		auto expressions = row.GetBaseValue(2).ToString();
-		auto listed = duckdb::StringUtil::Split(expressions.substr(1, expressions.size() - 2), ", ");
-		for (auto &c : found->second.columns) {
-			for (auto &name : listed) {
-				c.constrained = c.constrained || duckdb::StringUtil::CIEquals(name, c.name);
-			}
-		}
+		MarkConstrained(found->second, duckdb::StringUtil::Split(expressions.substr(1, expressions.size() - 2), ", "));
 		if (expressions.find('(') != std::string::npos) {
 			Unsupported("Index " + QuoteName(row.GetBaseValue(1).ToString()), side, "is an expression index");
 		}
 		found->second.indexes.insert(row.GetBaseValue(3).ToString());
 	}
+}
+
+//! Rows are matched across snapshots by primary key: every table needs a plain one.
+static void RequireKeys(const CatalogSide &catalog, const std::string &side) {
 	for (auto &entry : catalog.tables) {
 		auto &table = entry.second;
 		if (table.key.empty()) {
@@ -259,6 +292,10 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 			}
 		}
 	}
+}
+
+static void ReadViews(duckdb::Connection &connection, const std::string &where, const std::string &side,
+                      CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT schema_name, view_name, sql, comment FROM duckdb_views()" + where +
 	                                           " AND NOT internal ORDER BY view_name")) {
 		auto schema = row.GetBaseValue(0).ToString();
@@ -280,6 +317,18 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 		view.has_star = scope.has_star;
 		catalog.views[CatalogKey(name)] = view;
 	}
+}
+
+CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias, const std::string &side) {
+	CatalogSide catalog;
+	auto where = InDatabase(alias);
+	RefuseOtherObjects(connection, where, side);
+	ReadTables(connection, where, side, catalog);
+	ReadColumns(connection, alias, side, catalog);
+	ReadConstraints(connection, where, side, catalog);
+	ReadIndexes(connection, where, side, catalog);
+	RequireKeys(catalog, side);
+	ReadViews(connection, where, side, catalog);
 	return catalog;
 }
 

@@ -4,14 +4,35 @@
 
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
+#if __has_include("common/logging.hpp")
+#include "common/logging.hpp"
+#endif
 
 #include <algorithm>
+#include <exception>
 
 namespace differential {
 
 namespace {
 std::mutex registry_lock;
 std::vector<MergeOperation *> registry;
+
+//! Where a merge's time goes, for DuckDB's log (SET enable_logging): one event per phase, merge_<phase>.
+//! The logging layer (common/logging.hpp) arrives from the storage branch; until both meet, a build
+//! without it has nowhere to report to.
+void LogPhaseDuration(MergePhase phase, double elapsed_ms, const std::string &database, const std::string &request_id,
+                      bool failed) {
+#if __has_include("common/logging.hpp")
+	if (!LogEnabled()) {
+		return;
+	}
+	LogEvent(std::string("merge_") + ToString(phase), elapsed_ms,
+	         "database " + database + (request_id.empty() ? std::string() : ", request " + request_id) +
+	             (failed ? ", failed" : ""));
+#else
+	(void)phase, (void)elapsed_ms, (void)database, (void)request_id, (void)failed;
+#endif
+}
 
 int64_t NowMicros() {
 	return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -21,10 +42,10 @@ int64_t NowMicros() {
 
 MergeOperation::MergeOperation(std::string database, std::string request_id, int64_t max_concurrent,
                                MergeLimits limits_p, std::shared_ptr<std::atomic<double>> progress_sink_p)
-    : limits(limits_p), started(std::chrono::steady_clock::now()), progress_sink(std::move(progress_sink_p)) {
+    : limits(limits_p), started(std::chrono::steady_clock::now()), phase_started(started),
+      progress_sink(std::move(progress_sink_p)), unwinding_at_start(std::uncaught_exceptions()) {
 	status.database = std::move(database);
 	status.request_id = std::move(request_id);
-	status.phase = "selection";
 	status.started_at_us = NowMicros();
 	std::lock_guard<std::mutex> guard(registry_lock);
 	if (max_concurrent > 0 && int64_t(registry.size()) >= max_concurrent) {
@@ -37,6 +58,8 @@ MergeOperation::MergeOperation(std::string database, std::string request_id, int
 }
 
 MergeOperation::~MergeOperation() {
+	// The last phase ends with the call, also when it fails (then the log says where it stopped).
+	EndPhase(std::uncaught_exceptions() > unwinding_at_start);
 	std::lock_guard<std::mutex> guard(registry_lock);
 	registry.erase(std::remove(registry.begin(), registry.end(), this), registry.end());
 }
@@ -53,18 +76,30 @@ void MergeOperation::Report(double progress) {
 	}
 }
 
-void MergeOperation::Phase(const std::string &phase, double progress) {
+void MergeOperation::EndPhase(bool failed) {
+	MergePhase phase;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		phase = status.phase;
+	}
+	auto elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - phase_started).count();
+	LogPhaseDuration(phase, elapsed, status.database, status.request_id, failed);
+	phase_started = std::chrono::steady_clock::now();
+}
+
+void MergeOperation::Phase(MergePhase phase) {
+	EndPhase(false);
+	auto &info = InfoOf(phase);
 	{
 		std::lock_guard<std::mutex> guard(lock);
 		status.phase = phase;
-		// Comparison and application advance table by table up to the next phase's share.
-		phase_start = progress;
-		phase_end = phase == "comparison" ? 60 : phase == "application" ? 85 : progress;
+		phase_start = info.progress_start;
+		phase_end = info.progress_end;
 		tables_done = 0;
-		Report(progress);
+		Report(info.progress_start);
 	}
 	// The crash tests kill a merge at the start of each phase; the status tests hold it there.
-	auto label = "merge." + phase;
+	auto label = std::string("merge.") + info.text;
 	CrashPoint(label.c_str());
 	PausePoint(label.c_str());
 }
@@ -79,7 +114,7 @@ void MergeOperation::SetTables(const std::vector<std::string> &tables) {
 	}
 }
 
-void MergeOperation::TableDone(size_t index, const std::string &state, const TableMergeCounts &counts) {
+void MergeOperation::TableDone(size_t index, TableState state, const TableMergeCounts &counts) {
 	std::lock_guard<std::mutex> guard(lock);
 	if (index < status.tables.size()) {
 		status.tables[index].state = state;

@@ -2,6 +2,7 @@
 // progress bar shows, the per-process concurrency limit, and the per-call resource limits.
 #pragma once
 
+#include "merge/merge_states.hpp"
 #include "merge/table_merge.hpp"
 
 #include <atomic>
@@ -24,8 +25,7 @@ struct MergeLimits {
 
 struct MergeTableStatus {
 	std::string table;
-	//! waiting, compared, applied
-	std::string state = "waiting";
+	TableState state = TableState::WAITING;
 	TableMergeCounts counts;
 };
 
@@ -33,7 +33,7 @@ struct MergeStatusRow {
 	std::string operation_id;
 	std::string request_id;
 	std::string database;
-	std::string phase;
+	MergePhase phase = MergePhase::SELECTION;
 	int64_t started_at_us = 0;
 	int64_t elapsed_ms = 0;
 	double progress = 0;
@@ -51,11 +51,10 @@ public:
 	MergeOperation &operator=(const MergeOperation &) = delete;
 
 	void SetOperationId(const std::string &operation_id);
-	//! Enters a phase (selection, planning, comparison, application, validation, publication) at a
-	//! share of the total progress.
-	void Phase(const std::string &phase, double progress);
+	//! Enters a phase, at its share of the total progress (MERGE_PHASES).
+	void Phase(MergePhase phase);
 	void SetTables(const std::vector<std::string> &tables);
-	void TableDone(size_t index, const std::string &state, const TableMergeCounts &counts);
+	void TableDone(size_t index, TableState state, const TableMergeCounts &counts);
 	//! merge_limit_exceeded when the call has run longer than its timeout.
 	void CheckDeadline() const;
 	const MergeLimits &Limits() const {
@@ -65,18 +64,28 @@ public:
 
 private:
 	void Report(double progress);
+	//! Reports how long the current phase took (its log event) and starts timing the next.
+	void EndPhase(bool failed);
 
 	mutable std::mutex lock;
 	MergeStatusRow status;
 	MergeLimits limits;
 	std::chrono::steady_clock::time_point started;
+	std::chrono::steady_clock::time_point phase_started;
 	std::shared_ptr<std::atomic<double>> progress_sink;
+	//! Exceptions in flight when the merge started: more at its end means it failed.
+	int unwinding_at_start = 0;
 	double phase_start = 0;
 	double phase_end = 0;
 	size_t tables_done = 0;
 };
 
 std::vector<MergeStatusRow> RunningMerges();
+
+//! Whole milliseconds since `start`, for the timings a merge reports.
+inline int64_t MillisSince(std::chrono::steady_clock::time_point start) {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+}
 
 [[noreturn]] void FailLimit(const std::string &what, int64_t used, int64_t limit, const std::string &option);
 

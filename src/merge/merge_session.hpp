@@ -20,19 +20,19 @@ namespace differential {
 
 //! One row of a preview: a table, or a view whose definition differs between the inputs.
 struct MergeObjectResult {
-	std::string object_type;
+	ObjectType object_type = ObjectType::TABLE;
 	std::string name;
 	TableMergeCounts counts;
 	//! STRUCT values (see ConflictDetailType), at most the call's conflict_limit.
 	std::vector<duckdb::Value> conflict_details;
 	std::vector<SchemaChange> schema_changes;
-	std::string table_action;
-	std::string view_action;
-	std::string view_source;
+	TableAction table_action = TableAction::NONE;
+	ViewAction view_action = ViewAction::NONE;
+	MergeSide view_source = MergeSide::NONE;
 	std::string view_sql;
 	std::vector<SchemaConflict> schema_conflicts;
-	//! ours and/or theirs when that side's table is byte-identical to the base's and was not read.
-	std::vector<std::string> unchanged_sides;
+	//! OURS and/or THEIRS when that side's table is byte-identical to the base's and was not read.
+	std::vector<MergeSide> unchanged_sides;
 };
 
 duckdb::LogicalType ConflictDetailType();
@@ -90,26 +90,32 @@ public:
 private:
 	void Attach(const std::string &alias, const std::string &options);
 	void DetachAll();
+	void FreezeSettings(const SessionSettings &settings);
+	void ReadCatalogs(SchemaMode mode);
 	void CheckReadBudget(const std::vector<InputReads> &reads);
+	//! What to read of each table (by plan index): sides left as in the base are not read, and of a
+	//! changed table only the row groups a side changed (storage_identity).
+	std::vector<InputReads> FindUnchangedStorage();
+	//! Compares table `index` into `object`; returns the name of its materialized decision table, or
+	//! empty when the table needs no decisions.
+	std::string CompareTable(size_t index, const InputReads &reads, bool counts,
+	                         const std::vector<FrozenResolution> &resolutions, MergeObjectResult &object);
+	void CheckDropsAgainstChanges(TablePlan &table);
+	void StageResult(const std::vector<std::string> &decision_tables, std::vector<MergeObjectResult> &objects);
 	void PrepareStage();
+	void StageTable(const TablePlan &table);
 	void ApplyViews();
 	void CheckViews();
-	std::string Alias(const std::string &side) const;
+	std::string Alias(MergeSide side) const;
 
 	MergeOperation &operation;
 	std::unique_ptr<duckdb::Connection> connection;
 	std::string tag, base, ours, theirs, stage;
 	SchemaPlan plan;
 	std::vector<std::string> attached;
-	int64_t ours_snapshot = -1;
 	int64_t row_conflicts = 0;
-	int64_t conflict_limit = 100;
-	int64_t conflict_offset = 0;
 	MergeInputs inputs;
-	bool skip_unchanged = true;
-	//! What to read of each table (by plan index): sides left as in the base are not read, and of a
-	//! changed table only the row groups a side changed (storage_identity).
-	void FindUnchangedStorage(std::vector<InputReads> &reads);
+	SessionSettings settings;
 };
 
 } // namespace differential

@@ -17,6 +17,7 @@
 #include "duckdb/main/prepared_statement.hpp"
 #include "duckdb/parser/qualified_name.hpp"
 #include "merge/merge_sql.hpp"
+#include "merge/request_identity.hpp"
 
 namespace differential {
 
@@ -82,11 +83,11 @@ ResolutionMapping ParseResolutionMapping(const Value &map) {
 }
 
 std::string CanonicalMapping(const ResolutionMapping &mapping) {
-	std::string out;
+	std::vector<std::pair<std::string, std::string>> pairs;
 	for (auto &entry : mapping) {
-		out += entry.table + "=" + entry.written + ";";
+		pairs.emplace_back(entry.table, entry.written);
 	}
-	return out;
+	return CanonicalPairs(pairs);
 }
 
 void ResolveResolutionSources(duckdb::ClientContext &context, ResolutionMapping &mapping) {
@@ -228,77 +229,98 @@ static void Refuse(duckdb::Connection &connection, const std::string &query, con
 	}
 }
 
-void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
-                     const FrozenResolution &resolution, const std::string &scratch) {
-	CheckColumns(table, resolution);
+//! The decisions as a scratch table: k_i (key), r_i (the row's values), action and cols.
+static void CreateScratch(duckdb::Connection &connection, const TableShape &table, const FrozenResolution &resolution,
+                          const std::string &scratch) {
 	auto values = table.ValueColumns();
-	std::vector<std::string> select, keys, match, key_text;
+	std::vector<std::string> select;
 	for (size_t i = 0; i < table.key.size(); i++) {
 		select.push_back("u." + SqlIdentifier(table.key[i]) + " AS " + N("k_", i));
-		keys.push_back(N("k_", i));
-		match.push_back("r." + N("k_", i) + " = d." + N("k_", i));
-		key_text.push_back("r." + N("k_", i) + "::VARCHAR");
 	}
 	for (size_t i = 0; i < values.size(); i++) {
 		select.push_back("u." + SqlIdentifier(values[i]) + " AS " + N("r_", i));
 	}
 	select.push_back("u." + SqlIdentifier(ACTION_COLUMN) + " AS action");
 	select.push_back("u." + SqlIdentifier(COLUMNS_COLUMN) + " AS cols");
-	auto r = SqlIdentifier(scratch);
-	auto prepared = connection.Prepare("CREATE TEMP TABLE " + r + " AS SELECT " + JoinSql(select, ", ", "") +
+	auto prepared = connection.Prepare("CREATE TEMP TABLE " + scratch + " AS SELECT " + JoinSql(select, ", ", "") +
 	                                   " FROM (SELECT unnest($1) AS u)");
 	if (prepared->HasError()) {
-		prepared->GetErrorObject().Throw();
+		ThrowStatementError(prepared->GetErrorObject());
 	}
 	duckdb::vector<Value> parameters {resolution.rows};
 	auto created = prepared->Execute(parameters);
 	if (created->HasError()) {
-		created->ThrowError();
+		ThrowStatementError(created->GetErrorObject());
 	}
-	auto key_sql = "concat_ws(', ', " + JoinSql(key_text, ", ", "") + ")";
-	auto on = JoinSql(match, " AND ", "true");
-	auto conflicts = "(SELECT * FROM " + decisions + " WHERE action LIKE 'conflict:%')";
+}
+
+//! The SQL pieces that match decisions (r) with their conflicts (d) by key.
+struct DecisionMatch {
+	std::vector<std::string> keys;
+	std::vector<std::string> key_text;
+	std::string on;
+	std::string key_sql;
+	std::string conflicts;
+};
+
+static DecisionMatch MatchByKey(const TableShape &table, const std::string &decisions) {
+	DecisionMatch match;
+	std::vector<std::string> equal;
+	for (size_t i = 0; i < table.key.size(); i++) {
+		match.keys.push_back(N("k_", i));
+		equal.push_back("r." + N("k_", i) + " = d." + N("k_", i));
+		match.key_text.push_back("r." + N("k_", i) + "::VARCHAR");
+	}
+	match.on = JoinSql(equal, " AND ", "true");
+	match.key_sql = "concat_ws(', ', " + JoinSql(match.key_text, ", ", "") + ")";
+	match.conflicts = "(SELECT * FROM " + decisions + " WHERE action LIKE 'conflict:%')";
+	return match;
+}
+
+//! Every decision must be well formed, match a conflict of this merge and suit its kind.
+static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &r,
+                                   const DecisionMatch &m) {
+	auto from = " FROM " + r + " r";
+	auto joined = from + " JOIN " + m.conflicts + " d ON " + m.on;
 	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r + " r WHERE " + JoinSql(key_text, " IS NULL OR ", "false") + " IS NULL",
+	       "SELECT " + m.key_sql + from + " WHERE " + JoinSql(m.key_text, " IS NULL OR ", "false") + " IS NULL",
 	       table.name, "has a NULL key column");
-	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r + " r GROUP BY " + JoinSql(keys, ", ", "") + " HAVING count(*) > 1",
+	Refuse(connection, "SELECT " + m.key_sql + from + " GROUP BY " + JoinSql(m.keys, ", ", "") + " HAVING count(*) > 1",
 	       table.name, "appears more than once");
 	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r +
-	           " r WHERE action IS NULL OR action NOT IN ('cells', 'ours', "
-	           "'theirs', 'delete', 'custom')",
+	       "SELECT " + m.key_sql + from +
+	           " WHERE action IS NULL OR action NOT IN ('cells', 'ours', 'theirs', 'delete', 'custom')",
 	       table.name, "has a _merge_action other than cells, ours, theirs, delete or custom");
 	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r + " r WHERE NOT EXISTS (SELECT 1 FROM " + conflicts + " d WHERE " + on +
-	           ")",
+	       "SELECT " + m.key_sql + from + " WHERE NOT EXISTS (SELECT 1 FROM " + m.conflicts + " d WHERE " + m.on + ")",
 	       table.name, "matches no conflict of this merge (decisions cannot change rows that merge on their own)");
-	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r + " r JOIN " + conflicts + " d ON " + on +
-	           " WHERE (d.action = 'conflict:cell') <> (r.action = 'cells')",
+	Refuse(connection, "SELECT " + m.key_sql + joined + " WHERE (d.action = 'conflict:cell') <> (r.action = 'cells')",
 	       table.name,
 	       "does not suit its conflict: a cell conflict takes 'cells', an insert_insert or delete_update conflict "
 	       "takes ours, theirs, delete or custom");
 	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r + " r JOIN " + conflicts + " d ON " + on +
+	       "SELECT " + m.key_sql + joined +
 	           " WHERE r.action = 'cells' AND (cols IS NULL OR len([c FOR c IN map_keys(cols) IF NOT list_contains("
 	           "d.conflict_columns, c)]) > 0 OR len([v FOR v IN map_values(cols) IF v IS NULL OR v NOT IN ('ours', "
 	           "'theirs', 'custom')]) > 0)",
 	       table.name,
 	       "has _merge_columns that name a column without a conflict or choose other than ours, theirs or custom");
 	Refuse(connection,
-	       "SELECT " + key_sql + " FROM " + r +
-	           " r WHERE r.action <> 'cells' AND cols IS NOT NULL AND "
-	           "cardinality(cols) > 0",
+	       "SELECT " + m.key_sql + from + " WHERE r.action <> 'cells' AND cols IS NOT NULL AND cardinality(cols) > 0",
 	       table.name, "has _merge_columns, which only a 'cells' decision takes (leave it NULL)");
+}
 
+//! Settles the conflicts the decisions cover: their merged values, action and `resolved`.
+static void SettleConflicts(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                            const std::string &r, const DecisionMatch &m) {
+	auto values = table.ValueColumns();
 	std::vector<std::string> set;
 	for (size_t i = 0; i < values.size(); i++) {
-		auto o = "d." + N("o_", i), t = "d." + N("t_", i), m = "d." + N("m_", i), custom = "r." + N("r_", i);
+		auto o = "d." + N("o_", i), t = "d." + N("t_", i), merged = "d." + N("m_", i), custom = "r." + N("r_", i);
 		set.push_back(N("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + N("c_", i) +
 		              " THEN CASE r.cols[" + SqlLiteral(values[i]) + "] WHEN 'ours' THEN " + o +
-		              " WHEN 'theirs' THEN " + t + " ELSE " + custom + " END ELSE " + m + " END WHEN 'theirs' THEN " +
-		              t + " WHEN 'custom' THEN " + custom + " ELSE " + m + " END");
+		              " WHEN 'theirs' THEN " + t + " ELSE " + custom + " END ELSE " + merged +
+		              " END WHEN 'theirs' THEN " + t + " WHEN 'custom' THEN " + custom + " ELSE " + merged + " END");
 	}
 	set.push_back("action = CASE r.action WHEN 'cells' THEN 'update' WHEN 'ours' THEN 'keep' WHEN 'theirs' THEN "
 	              "CASE WHEN d.in_t AND d.in_o THEN 'update' WHEN d.in_t THEN 'insert' WHEN d.in_o THEN 'delete' "
@@ -307,9 +329,20 @@ void ApplyResolution(duckdb::Connection &connection, const TableShape &table, co
 	set.push_back("resolved = true");
 	// A 'cells' decision settles the row only when it covers every conflicting column; otherwise the
 	// conflict stays, and the merge refuses with merge_conflict.
-	RunSql(connection, "UPDATE " + decisions + " AS d SET " + JoinSql(set, ", ", "") + " FROM " + r + " r WHERE " + on +
+	RunSql(connection, "UPDATE " + decisions + " AS d SET " + JoinSql(set, ", ", "") + " FROM " + r + " r WHERE " +
+	                       m.on +
 	                       " AND d.action LIKE 'conflict:%' AND (r.action <> 'cells' OR list_has_all("
 	                       "map_keys(r.cols), d.conflict_columns))");
+}
+
+void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                     const FrozenResolution &resolution, const std::string &scratch) {
+	CheckColumns(table, resolution);
+	auto r = SqlIdentifier(scratch);
+	CreateScratch(connection, table, resolution, r);
+	auto match = MatchByKey(table, decisions);
+	RefuseInvalidDecisions(connection, table, r, match);
+	SettleConflicts(connection, table, decisions, r, match);
 	RunSql(connection, "DROP TABLE " + r);
 }
 

@@ -16,21 +16,13 @@ SchemaMode ParseSchemaMode(const std::optional<std::string> &mode) {
 		return SchemaMode::STRICT;
 	}
 	auto lower = duckdb::StringUtil::Lower(*mode);
-	if (lower == "strict") {
-		return SchemaMode::STRICT;
-	}
-	if (lower == "additive") {
-		return SchemaMode::ADDITIVE;
-	}
-	if (lower == "catalog") {
-		return SchemaMode::CATALOG;
+	for (auto &entry : SCHEMA_MODES) {
+		if (lower == entry.text) {
+			return entry.value;
+		}
 	}
 	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
 	     "schema_mode " + QuoteName(*mode) + " is not one of 'strict', 'additive' or 'catalog'.");
-}
-
-const char *SchemaModeName(SchemaMode mode) {
-	return mode == SchemaMode::STRICT ? "strict" : mode == SchemaMode::ADDITIVE ? "additive" : "catalog";
 }
 
 size_t SchemaPlan::SchemaConflicts() const {
@@ -60,7 +52,7 @@ const SchemaConflict *SchemaPlan::FirstConflict() const {
 
 [[noreturn]] static void Mismatch(SchemaMode mode, const std::string &what, const std::string &advice) {
 	Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
-	     "schema mismatch: " + what + " (schema_mode '" + SchemaModeName(mode) + "'); nothing was merged. " + advice);
+	     "schema mismatch: " + what + " (schema_mode '" + ToString(mode) + "'); nothing was merged. " + advice);
 }
 
 static std::set<std::string> ColumnNames(const TableDef &table) {
@@ -80,9 +72,11 @@ static SideColumns Side(const TableDef *table) {
 	return side;
 }
 
-static const TableDef *Find(const CatalogSide &catalog, const std::string &name) {
-	auto it = catalog.tables.find(name);
-	return it == catalog.tables.end() ? nullptr : &it->second;
+//! The object of an input's catalog keyed `name`, or null.
+template <class DEF>
+static const DEF *Find(const std::map<std::string, DEF> &objects, const std::string &name) {
+	auto it = objects.find(name);
+	return it == objects.end() ? nullptr : &it->second;
 }
 
 static void SetShape(TablePlan &plan, const TableDef &layout, const TableDef *b, const TableDef *o, const TableDef *t) {
@@ -98,25 +92,18 @@ static void AddColumn(TablePlan &plan, const ColumnDef &column) {
 	plan.shape.types.push_back(column.type);
 }
 
-//! A table in all three inputs: columns may be added (additive, catalog) or removed (catalog).
-static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef &o, const TableDef &t,
-                              SchemaMode mode) {
-	auto name = QuoteName(b.name);
-	SetShape(plan, b, &b, &o, &t);
+//! Keys, constraints, indexes and the definitions of kept columns never merge as changes.
+static void RequireSameConstraints(const TableDef &b, const TableDef &o, const TableDef &t) {
 	for (auto *side : {&o, &t}) {
 		if (side->key != b.key || side->constraints != b.constraints || side->indexes != b.indexes) {
 			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
-			     "Table " + name +
+			     "Table " + QuoteName(b.name) +
 			         " changed its primary key, constraints or indexes on one side; merges do not combine "
 			         "constraint changes (in any schema mode). Make the same change on both branches first.");
 		}
 	}
-	// Columns of the base, kept or removed.
-	std::set<std::string> removed_by_theirs;
 	for (auto &column : b.columns) {
-		auto *in_o = o.FindColumn(column.name);
-		auto *in_t = t.FindColumn(column.name);
-		for (auto *c : {in_o, in_t}) {
+		for (auto *c : {o.FindColumn(column.name), t.FindColumn(column.name)}) {
 			if (c && *c != column) {
 				Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
 				     "Column " + QuoteName(b.name + "." + column.name) +
@@ -124,6 +111,17 @@ static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef
 				         "any schema mode). Make the same change on both branches first.");
 			}
 		}
+	}
+}
+
+//! Columns of the base that a side removed (catalog mode only, plain nullable columns only).
+//! Returns the columns theirs removed, which staging drops from ours' copy.
+static std::set<std::string> PlanRemovedColumns(TablePlan &plan, const TableDef &b, const TableDef &o,
+                                                const TableDef &t, SchemaMode mode) {
+	std::set<std::string> removed_by_theirs;
+	for (auto &column : b.columns) {
+		auto *in_o = o.FindColumn(column.name);
+		auto *in_t = t.FindColumn(column.name);
 		if (in_o && in_t) {
 			continue;
 		}
@@ -137,25 +135,25 @@ static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef
 			         " was removed on one side, but it has a constraint, NOT NULL, a default or an index; only "
 			         "plain nullable columns are removed by a merge. Remove it on both branches first.");
 		}
-		SchemaChange change {column.name, !in_o && !in_t ? "both" : !in_o ? "ours" : "theirs", column.type, "drop"};
-		plan.schema_changes.push_back(change);
+		auto source = !in_o && !in_t ? MergeSide::BOTH : !in_o ? MergeSide::OURS : MergeSide::THEIRS;
+		plan.schema_changes.push_back({column.name, source, column.type, TableAction::DROP});
 		if (in_o && !in_t) {
 			plan.stage_drop_columns.push_back(column.name);
 			removed_by_theirs.insert(column.name);
-			plan.column_drop_checks.emplace_back(column.name, "ours");
+			plan.column_drop_checks.emplace_back(column.name, MergeSide::OURS);
 		} else if (!in_o && in_t) {
-			plan.column_drop_checks.emplace_back(column.name, "theirs");
+			plan.column_drop_checks.emplace_back(column.name, MergeSide::THEIRS);
 		}
 	}
-	// The result's columns: ours' own order (base columns, then ours' additions), minus theirs'
-	// removals, then theirs' additions, which staging appends with ALTER TABLE.
-	for (auto &column : o.columns) {
-		if (!removed_by_theirs.count(column.name)) {
-			AddColumn(plan, column);
-		}
-	}
+	return removed_by_theirs;
+}
+
+//! Columns a side added (additive and catalog modes): plain nullable ones only, since the inputs
+//! without them contribute NULL. Theirs' additions are appended to the result.
+static void PlanAddedColumns(TablePlan &plan, const TableDef &b, const TableDef &o, const TableDef &t,
+                             SchemaMode mode) {
 	for (auto *side : {&o, &t}) {
-		auto label = side == &o ? "ours" : "theirs";
+		auto label = side == &o ? MergeSide::OURS : MergeSide::THEIRS;
 		for (auto &column : side->columns) {
 			if (b.FindColumn(column.name)) {
 				continue;
@@ -182,7 +180,8 @@ static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef
 				                                     " with different definitions (" + column.type + " and " +
 				                                     other->type + ")"});
 			}
-			plan.schema_changes.push_back({column.name, other ? "both" : label, column.type, "add"});
+			plan.schema_changes.push_back(
+			    {column.name, other ? MergeSide::BOTH : label, column.type, TableAction::ADD});
 			if (side == &t) {
 				plan.stage_add_columns.push_back(column);
 				AddColumn(plan, column);
@@ -191,145 +190,171 @@ static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef
 	}
 }
 
-static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode,
-                       SchemaPlan &plan) {
+//! A table in all three inputs: columns may be added (additive, catalog) or removed (catalog).
+static void PlanExistingTable(TablePlan &plan, const TableDef &b, const TableDef &o, const TableDef &t,
+                              SchemaMode mode) {
+	SetShape(plan, b, &b, &o, &t);
+	RequireSameConstraints(b, o, t);
+	auto removed_by_theirs = PlanRemovedColumns(plan, b, o, t, mode);
+	// The result's columns: ours' own order (base columns, then ours' additions), minus theirs'
+	// removals, then theirs' additions, which staging appends with ALTER TABLE.
+	for (auto &column : o.columns) {
+		if (!removed_by_theirs.count(column.name)) {
+			AddColumn(plan, column);
+		}
+	}
+	PlanAddedColumns(plan, b, o, t, mode);
+}
+
+//! A table one or both sides added (additive and catalog modes).
+static void PlanAddedTable(TablePlan &table, const TableDef *o, const TableDef *t, SchemaMode mode) {
+	auto shown = (o ? o : t)->name;
+	if (mode == SchemaMode::STRICT) {
+		Mismatch(mode,
+		         "table additions/deletions are unsupported (table " + QuoteName(shown) + " was added on one side)",
+		         "Added tables merge with schema_mode => 'additive' or 'catalog'.");
+	}
+	auto &layout = o ? *o : *t;
+	SetShape(table, layout, nullptr, o, t);
+	for (auto &column : layout.columns) {
+		AddColumn(table, column);
+	}
+	table.table_action = TableAction::ADD;
+	table.action_source = o && t ? MergeSide::BOTH : o ? MergeSide::OURS : MergeSide::THEIRS;
+	if (o && t && !o->SameDefinition(*t)) {
+		table.schema_conflicts.push_back(
+		    {"merge_schema_conflict", "",
+		     "both sides added table " + QuoteName(shown) + " with different definitions"});
+	}
+	if (!o) {
+		table.stage_create_sql = t->create_sql;
+		table.stage_indexes.assign(t->indexes.begin(), t->indexes.end());
+	}
+}
+
+//! A table of the base that one or both sides dropped (catalog mode): only if the other side left it
+//! as in the base, which the comparison checks for its rows (table_drop_check).
+static void PlanDroppedTable(TablePlan &table, const TableDef &b, const TableDef *o, const TableDef *t,
+                             SchemaMode mode) {
+	auto shown = (o ? o : t ? t : &b)->name;
+	if (mode != SchemaMode::CATALOG) {
+		Mismatch(mode,
+		         "table additions/deletions are unsupported (table " + QuoteName(shown) + " was dropped on one side)",
+		         "Removals merge with schema_mode => 'catalog'.");
+	}
+	SetShape(table, b, &b, o, t);
+	for (auto &column : b.columns) {
+		AddColumn(table, column);
+	}
+	table.table_action = TableAction::DROP;
+	table.action_source = !o && !t ? MergeSide::BOTH : !o ? MergeSide::OURS : MergeSide::THEIRS;
+	table.merge_rows = false;
+	table.stage_drop = o != nullptr;
+	auto *kept = o ? o : t;
+	if (!kept) {
+		return;
+	}
+	table.table_drop_check = o ? MergeSide::OURS : MergeSide::THEIRS;
+	if (!kept->SameDefinition(b)) {
+		table.schema_conflicts.push_back({"table_delete_modify", "",
+		                                  "table " + QuoteName(shown) + " was dropped by " +
+		                                      ToString(o ? MergeSide::THEIRS : MergeSide::OURS) +
+		                                      " and its definition changed on " + ToString(table.table_drop_check)});
+		table.table_drop_check = MergeSide::NONE;
+	}
+}
+
+//! The names (catalog keys) of one kind of object over the three inputs.
+template <class MEMBER>
+static std::set<std::string> AllNames(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs,
+                                      MEMBER member) {
 	std::set<std::string> names;
 	for (auto *side : {&base, &ours, &theirs}) {
-		for (auto &entry : side->tables) {
+		for (auto &entry : side->*member) {
 			names.insert(entry.first);
 		}
 	}
-	for (auto &name : names) {
-		auto *b = Find(base, name);
-		auto *o = Find(ours, name);
-		auto *t = Find(theirs, name);
-		auto shown = (o ? o : t ? t : b)->name;
+	return names;
+}
+
+static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode,
+                       SchemaPlan &plan) {
+	for (auto &name : AllNames(base, ours, theirs, &CatalogSide::tables)) {
+		auto *b = Find(base.tables, name);
+		auto *o = Find(ours.tables, name);
+		auto *t = Find(theirs.tables, name);
 		TablePlan table;
 		if (b && o && t) {
 			PlanExistingTable(table, *b, *o, *t, mode);
 		} else if (!b) {
-			if (mode == SchemaMode::STRICT) {
-				Mismatch(mode,
-				         "table additions/deletions are unsupported (table " + QuoteName(shown) +
-				             " was added on one side)",
-				         "Added tables merge with schema_mode => 'additive' or 'catalog'.");
-			}
-			auto &layout = o ? *o : *t;
-			SetShape(table, layout, nullptr, o, t);
-			for (auto &column : layout.columns) {
-				AddColumn(table, column);
-			}
-			table.table_action = "add";
-			table.action_source = o && t ? "both" : o ? "ours" : "theirs";
-			if (o && t && !o->SameDefinition(*t)) {
-				table.schema_conflicts.push_back({"merge_schema_conflict", "",
-				                                  "both sides added table " + QuoteName(shown) +
-				                                      " with different "
-				                                      "definitions"});
-			}
-			if (!o) {
-				table.stage_create_sql = t->create_sql;
-				table.stage_indexes.assign(t->indexes.begin(), t->indexes.end());
-			}
+			PlanAddedTable(table, o, t, mode);
 		} else {
-			if (mode != SchemaMode::CATALOG) {
-				Mismatch(mode,
-				         "table additions/deletions are unsupported (table " + QuoteName(shown) +
-				             " was dropped on one side)",
-				         "Removals merge with schema_mode => 'catalog'.");
-			}
-			SetShape(table, *b, b, o, t);
-			for (auto &column : b->columns) {
-				AddColumn(table, column);
-			}
-			table.table_action = "drop";
-			table.action_source = !o && !t ? "both" : !o ? "ours" : "theirs";
-			table.merge_rows = false;
-			table.stage_drop = o != nullptr;
-			auto *kept = o ? o : t;
-			if (kept) {
-				table.table_drop_check = o ? "ours" : "theirs";
-				if (!kept->SameDefinition(*b)) {
-					table.schema_conflicts.push_back({"table_delete_modify", "",
-					                                  "table " + QuoteName(shown) + " was dropped by " +
-					                                      (o ? "theirs" : "ours") + " and its definition changed on " +
-					                                      table.table_drop_check});
-					table.table_drop_check.clear();
-				}
-			}
+			PlanDroppedTable(table, *b, o, t, mode);
 		}
 		plan.tables.push_back(table);
 	}
 }
-
-static const ViewDef *FindView(const CatalogSide &catalog, const std::string &name) {
-	auto it = catalog.views.find(name);
-	return it == catalog.views.end() ? nullptr : &it->second;
-}
-
 static bool SameView(const ViewDef *a, const ViewDef *b) {
 	return (!a && !b) || (a && b && a->sql == b->sql);
 }
 
-static std::string ViewAction(const ViewDef *base, const ViewDef *result) {
-	return !base ? "add" : !result ? "drop" : "replace";
+static ViewAction ActionFor(const ViewDef *base, const ViewDef *result) {
+	return !base ? ViewAction::ADD : !result ? ViewAction::DROP : ViewAction::REPLACE;
+}
+
+//! A star view returns whatever its tables have: it would silently gain the columns the other side
+//! added, so that is a conflict.
+static void CheckStarView(ViewPlan &view, const ViewDef &result, const SchemaPlan &plan) {
+	for (auto &relation : result.relations) {
+		for (auto &table : plan.tables) {
+			if (duckdb::StringUtil::Lower(table.shape.name) != relation) {
+				continue;
+			}
+			for (auto &change : table.schema_changes) {
+				if (change.source != MergeSide::BOTH && change.source != view.output_side) {
+					view.schema_conflicts.push_back(
+					    {"view_output", change.column_name,
+					     "view " + QuoteName(view.name) + " selects * from " + QuoteName(table.shape.name) +
+					         ", whose columns the other side changed (" + change.column_name + ")"});
+				}
+			}
+		}
+	}
 }
 
 static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs, SchemaMode mode,
                       SchemaPlan &plan) {
-	std::set<std::string> names;
-	for (auto *side : {&base, &ours, &theirs}) {
-		for (auto &entry : side->views) {
-			names.insert(entry.first);
-		}
-	}
-	for (auto &name : names) {
-		auto *b = FindView(base, name);
-		auto *o = FindView(ours, name);
-		auto *t = FindView(theirs, name);
+	for (auto &name : AllNames(base, ours, theirs, &CatalogSide::views)) {
+		auto *b = Find(base.views, name);
+		auto *o = Find(ours.views, name);
+		auto *t = Find(theirs.views, name);
 		ViewPlan view;
 		view.name = (o ? o : t ? t : b)->name;
 		const ViewDef *result = o;
-		view.output_side = "ours";
+		view.output_side = MergeSide::OURS;
 		if (!SameView(o, b) || !SameView(t, b)) {
 			if (mode != SchemaMode::CATALOG) {
 				Mismatch(mode, "view " + QuoteName(view.name) + " was created, replaced or dropped on one side",
 				         "View changes merge with schema_mode => 'catalog'.");
 			}
 			if (SameView(o, t)) {
-				view.source = "both";
+				view.source = MergeSide::BOTH;
 			} else if (SameView(o, b)) {
-				view.source = "theirs";
+				view.source = MergeSide::THEIRS;
 				result = t;
-				view.output_side = "theirs";
+				view.output_side = MergeSide::THEIRS;
 				view.stage_apply = true;
 			} else if (SameView(t, b)) {
-				view.source = "ours";
+				view.source = MergeSide::OURS;
 			} else {
 				view.schema_conflicts.push_back(
 				    {"view_definition", "", "both sides changed view " + QuoteName(view.name) + " differently"});
 			}
-			view.action = ViewAction(b, result);
+			view.action = ActionFor(b, result);
 		}
 		view.sql = result ? result->sql : "";
-		// A star view returns whatever its tables have: it would silently gain the columns the
-		// other side added.
 		if (result && result->has_star && view.schema_conflicts.empty()) {
-			for (auto &relation : result->relations) {
-				for (auto &table : plan.tables) {
-					if (duckdb::StringUtil::Lower(table.shape.name) != relation) {
-						continue;
-					}
-					for (auto &change : table.schema_changes) {
-						if (change.source != "both" && change.source != view.output_side) {
-							view.schema_conflicts.push_back(
-							    {"view_output", change.column_name,
-							     "view " + QuoteName(view.name) + " selects * from " + QuoteName(table.shape.name) +
-							         ", whose columns the other side changed (" + change.column_name + ")"});
-						}
-					}
-				}
-			}
+			CheckStarView(view, *result, plan);
 		}
 		plan.views.push_back(view);
 	}
@@ -342,7 +367,7 @@ SchemaPlan PlanSchema(const CatalogSide &base, const CatalogSide &ours, const Ca
 	// Tables and views share one namespace: the result cannot hold both under one name.
 	for (auto &view : plan.views) {
 		for (auto &table : plan.tables) {
-			if (!view.sql.empty() && table.table_action != "drop" &&
+			if (!view.sql.empty() && table.table_action != TableAction::DROP &&
 			    CatalogKey(table.shape.name) == CatalogKey(view.name)) {
 				view.schema_conflicts.push_back(
 				    {"merge_schema_conflict", "",

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "merge/merge_catalog.hpp"
+#include "merge/merge_states.hpp"
 #include "merge/table_merge.hpp"
 
 #include <optional>
@@ -11,19 +12,16 @@
 
 namespace differential {
 
-enum class SchemaMode { STRICT, ADDITIVE, CATALOG };
-
 //! Parses the schema_mode argument (NULL means strict); refuses other words with invalid_argument.
 SchemaMode ParseSchemaMode(const std::optional<std::string> &mode);
-const char *SchemaModeName(SchemaMode mode);
 
 struct SchemaChange {
 	std::string column_name;
 	//! ours, theirs or both: the side(s) that made the change.
-	std::string source;
+	MergeSide source = MergeSide::NONE;
 	std::string sql_type;
-	//! add or drop
-	std::string action;
+	//! ADD or DROP
+	TableAction action = TableAction::NONE;
 };
 
 struct SchemaConflict {
@@ -37,9 +35,9 @@ struct SchemaConflict {
 struct TablePlan {
 	//! The result table's columns (in the result's order) and key, and which inputs have which columns.
 	TableShape shape;
-	//! add, drop, or empty when the table exists in the base and the result.
-	std::string table_action;
-	std::string action_source;
+	//! ADD, DROP, or NONE when the table exists in the base and the result.
+	TableAction table_action = TableAction::NONE;
+	MergeSide action_source = MergeSide::NONE;
 	std::vector<SchemaChange> schema_changes;
 	std::vector<SchemaConflict> schema_conflicts;
 	//! False for a dropped table: its rows are not merged.
@@ -51,20 +49,19 @@ struct TablePlan {
 	std::vector<ColumnDef> stage_add_columns;
 	std::vector<std::string> stage_drop_columns;
 	//! A removal on one side needs the other side to have left the object as in the base; these name
-	//! the side whose data must be compared with the base (ours or theirs).
-	std::string table_drop_check;
-	std::vector<std::pair<std::string, std::string>> column_drop_checks;
+	//! the side whose data must be compared with the base (OURS or THEIRS; NONE: nothing to check).
+	MergeSide table_drop_check = MergeSide::NONE;
+	std::vector<std::pair<std::string, MergeSide>> column_drop_checks;
 };
 
 struct ViewPlan {
 	std::string name;
-	//! add, drop, replace, or empty when the view is the same on all three sides.
-	std::string action;
-	std::string source;
+	ViewAction action = ViewAction::NONE;
+	MergeSide source = MergeSide::NONE;
 	//! The result's definition (empty when the result has no such view).
 	std::string sql;
 	//! The side whose version the result keeps: its output columns are what the result must return.
-	std::string output_side;
+	MergeSide output_side = MergeSide::OURS;
 	//! Staging must apply theirs' version to ours' copy.
 	bool stage_apply = false;
 	std::vector<SchemaConflict> schema_conflicts;

@@ -9,85 +9,47 @@
 
 #include "common/sql_quote.hpp"
 #include "merge/merge_sql.hpp"
-#include "storage/chunk_geometry.hpp"
-#include "storage/diff_path.hpp"
-#include "storage/index_page.hpp"
 
 #include <algorithm>
 #include <set>
 
 namespace differential {
 
-//! A snapshot's database file as the metadata stores it; false when the snapshot has none.
-static bool LoadSnapshotFile(MetadataStore &metadata, const std::string &repository, const std::string &database,
-                             int64_t snapshot_id, StoredFile &stored) {
+FileAddress SnapshotDatabaseFile(const std::string &repository, const std::string &database, int64_t snapshot_id) {
 	FileAddress file;
 	file.repository = repository;
 	file.database = database;
 	file.snapshot_id = snapshot_id;
 	file.file_name = MAIN_FILE_NAME;
-	return metadata.files.LoadFile(file, stored);
+	return file;
 }
 
-std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
-                                         const std::string &database, int64_t snapshot_id) {
-	StoredFile stored;
-	std::vector<Hash256> chunks;
-	if (!LoadSnapshotFile(metadata, repository, database, snapshot_id, stored)) {
-		return chunks;
-	}
-	for (auto &page : stored.pages) {
-		auto slots = DecodeIndexPage(metadata.files.LoadIndexPage(page));
-		slots.resize(SLOTS_PER_INDEX_PAGE);
-		chunks.insert(chunks.end(), slots.begin(), slots.end());
-	}
-	return chunks;
-}
-
-std::string SnapshotContentRoot(MetadataStore &metadata, const std::string &repository, const std::string &database,
-                                int64_t snapshot_id) {
-	StoredFile stored;
-	if (!LoadSnapshotFile(metadata, repository, database, snapshot_id, stored)) {
-		return "";
-	}
-	std::string bytes(reinterpret_cast<const char *>(&stored.length), sizeof(stored.length));
-	for (auto &page : stored.pages) {
-		bytes.append(reinterpret_cast<const char *>(page.data()), page.size());
-	}
-	return HashToHex(Sha256(bytes.data(), bytes.size()));
-}
-
-TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
-                            const std::vector<Hash256> &chunks) {
-	TableLayout layout;
-	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
-
-	// A block the file does not hold cannot be vouched for: the layout is then unknown.
+//! A table's segments, row group by row group: the signatures (without start and live count) and each
+//! group's row count. False when the storage cannot vouch for the table.
+static bool ReadSegments(duckdb::Connection &connection, const std::string &qualified, const BlockIdentity &blocks,
+                         std::vector<std::string> &groups, std::vector<int64_t> &sizes) {
 	bool vouched = true;
 	auto block_hash = [&](int64_t block) {
-		auto chunk = uint64_t(block) + 1;
-		if (chunk >= chunks.size()) {
-			vouched = false;
-			return std::string();
-		}
-		return HashToHex(chunks[chunk]);
+		auto hash = blocks.BlockHash(uint64_t(block));
+		vouched = vouched && hash.has_value();
+		return hash ? HashToHex(*hash) : std::string();
 	};
-	std::vector<int64_t> sizes, validity_sizes;
+	std::vector<int64_t> validity_sizes;
 	for (auto &row :
 	     QueryRows(connection, "SELECT row_group_id, column_id, column_path, segment_type, start, count, compression, "
 	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids "
 	                           "FROM pragma_storage_info(" +
 	                               SqlLiteral(qualified) + ") ORDER BY row_group_id, column_id, column_path, start")) {
 		if (row.GetBaseValue(8).GetValue<bool>() || !row.GetBaseValue(9).GetValue<bool>()) {
-			return layout;
+			return false;
 		}
 		auto group = size_t(row.GetBaseValue(0).GetValue<int64_t>());
-		if (group >= layout.groups.size()) {
-			layout.groups.resize(group + 1);
+		if (group >= groups.size()) {
+			groups.resize(group + 1);
 			sizes.resize(group + 1, 0);
 			validity_sizes.resize(group + 1, 0);
 		}
-		auto &signature = layout.groups[group];
+		auto &signature = groups[group];
 		for (size_t i = 1; i < 12; i++) {
 			signature += row.GetBaseValue(i).ToString() + "|";
 		}
@@ -111,38 +73,52 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 			validity_sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
 		}
 	}
-	if (!vouched) {
-		return layout;
-	}
 	for (size_t g = 0; g < sizes.size(); g++) {
 		if (sizes[g] == 0) {
 			sizes[g] = validity_sizes[g];
 		}
 		if (sizes[g] <= 0) {
-			return layout;
+			return false;
 		}
+	}
+	return vouched;
+}
+
+//! The live (not deleted) rows of each row group, one count per group: the rowid ranges let DuckDB
+//! skip every other group's rows.
+static std::vector<int64_t> LiveRows(duckdb::Connection &connection, const std::string &qualified,
+                                     const std::vector<int64_t> &starts) {
+	std::vector<int64_t> live(starts.size() - 1, 0);
+	if (live.empty()) {
+		return live;
+	}
+	std::string all;
+	for (size_t i = 0; i < live.size(); i++) {
+		all += (all.empty() ? "" : " UNION ALL ") + std::string("SELECT ") + std::to_string(i) + ", count(*) FROM " +
+		       qualified + " WHERE rowid BETWEEN " + std::to_string(starts[i]) + " AND " +
+		       std::to_string(starts[i + 1] - 1);
+	}
+	for (auto &row : QueryRows(connection, all)) {
+		live[size_t(row.GetBaseValue(0).GetValue<int64_t>())] = row.GetBaseValue(1).GetValue<int64_t>();
+	}
+	return live;
+}
+
+TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                            const BlockIdentity &blocks) {
+	TableLayout layout;
+	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
+	std::vector<int64_t> sizes;
+	if (!ReadSegments(connection, qualified, blocks, layout.groups, sizes)) {
+		layout.groups.clear();
+		return layout;
 	}
 	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended.
 	layout.starts.push_back(0);
 	for (auto size : sizes) {
 		layout.starts.push_back(layout.starts.back() + size);
 	}
-	std::vector<int64_t> live(layout.groups.size(), 0);
-	if (!layout.groups.empty()) {
-		// One count per row group; the rowid ranges let DuckDB skip every other group's rows.
-		std::vector<std::string> counts;
-		for (size_t i = 0; i < layout.groups.size(); i++) {
-			counts.push_back("SELECT " + std::to_string(i) + ", count(*) FROM " + qualified + " WHERE rowid BETWEEN " +
-			                 std::to_string(layout.starts[i]) + " AND " + std::to_string(layout.starts[i + 1] - 1));
-		}
-		std::string all;
-		for (auto &count : counts) {
-			all += (all.empty() ? "" : " UNION ALL ") + count;
-		}
-		for (auto &row : QueryRows(connection, all)) {
-			live[size_t(row.GetBaseValue(0).GetValue<int64_t>())] = row.GetBaseValue(1).GetValue<int64_t>();
-		}
-	}
+	auto live = LiveRows(connection, qualified, layout.starts);
 	for (size_t i = 0; i < layout.groups.size(); i++) {
 		layout.groups[i] =
 		    "start " + std::to_string(layout.starts[i]) + "\n" + layout.groups[i] + "live " + std::to_string(live[i]);
@@ -175,6 +151,99 @@ bool IsStorageAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, i
 		id = it->second[0];
 	}
 	return false;
+}
+
+//! A rowid predicate selecting the given row groups of a layout, as ranges of consecutive groups.
+static std::string RowGroupRanges(const std::vector<size_t> &groups, const TableLayout &layout) {
+	std::vector<std::string> ranges;
+	for (size_t i = 0; i < groups.size();) {
+		size_t j = i;
+		while (j + 1 < groups.size() && groups[j + 1] == groups[j] + 1) {
+			j++;
+		}
+		ranges.push_back("rowid BETWEEN " + std::to_string(layout.starts[groups[i]]) + " AND " +
+		                 std::to_string(layout.starts[groups[j] + 1] - 1));
+		i = j + 1;
+	}
+	return ranges.empty() ? "false" : "(" + JoinSql(ranges, " OR ", "false") + ")";
+}
+
+//! The indexes in [0, count) where `pick` holds.
+template <class PICK>
+static std::vector<size_t> GroupsWhere(size_t count, PICK pick) {
+	std::vector<size_t> out;
+	for (size_t g = 0; g < count; g++) {
+		if (pick(g)) {
+			out.push_back(g);
+		}
+	}
+	return out;
+}
+
+//! Narrows a table both sides changed to the row groups either side changed: a key outside them has
+//! the same row on all three inputs (keys are unique, so a key in a row group equal to the base's is
+//! in no changed one).
+static void NarrowToChangedGroups(const TableLayout &b, const TableLayout &o, const TableLayout &t, InputReads &r) {
+	auto same_o = SameRowGroups(b, o), same_t = SameRowGroups(b, t);
+	auto base_groups = GroupsWhere(b.groups.size(), [&](size_t g) { return !same_o[g] || !same_t[g]; });
+	if (base_groups.size() == b.groups.size()) {
+		return;
+	}
+	r.base_rows = RowGroupRanges(base_groups, b);
+	if (!r.ours_as_base) {
+		r.ours_rows = RowGroupRanges(GroupsWhere(o.groups.size(), [&](size_t g) { return !same_o[g]; }), o);
+		auto from_base = GroupsWhere(b.groups.size(), [&](size_t g) { return same_o[g] && !same_t[g]; });
+		if (!from_base.empty()) {
+			r.ours_from_base = RowGroupRanges(from_base, b);
+		}
+	}
+	if (!r.theirs_as_base) {
+		r.theirs_rows = RowGroupRanges(GroupsWhere(t.groups.size(), [&](size_t g) { return !same_t[g]; }), t);
+		auto from_base = GroupsWhere(b.groups.size(), [&](size_t g) { return same_t[g] && !same_o[g]; });
+		if (!from_base.empty()) {
+			r.theirs_from_base = RowGroupRanges(from_base, b);
+		}
+	}
+}
+
+//! Only tables in all three inputs with no schema change have storage to compare.
+static bool Comparable(const TablePlan &table) {
+	auto &shape = table.shape;
+	return table.merge_rows && table.schema_changes.empty() && table.table_action == TableAction::NONE &&
+	       shape.base.table_present && shape.ours.table_present && shape.theirs.table_present;
+}
+
+std::vector<InputReads> UnchangedStorageReads(duckdb::Connection &connection, const std::vector<TablePlan> &tables,
+                                              const InputStorage &base, const InputStorage &ours,
+                                              const InputStorage &theirs) {
+	std::vector<InputReads> reads(tables.size());
+	if (!base.blocks || (!ours.blocks && !theirs.blocks)) {
+		return reads;
+	}
+	for (size_t i = 0; i < tables.size(); i++) {
+		if (!Comparable(tables[i])) {
+			continue;
+		}
+		auto &name = tables[i].shape.name;
+		auto b = ReadTableLayout(connection, base.alias, name, *base.blocks);
+		if (!b.known) {
+			continue;
+		}
+		TableLayout o, t;
+		if (ours.blocks) {
+			o = ReadTableLayout(connection, ours.alias, name, *ours.blocks);
+		}
+		if (theirs.blocks) {
+			t = ReadTableLayout(connection, theirs.alias, name, *theirs.blocks);
+		}
+		auto &r = reads[i];
+		r.ours_as_base = o.known && o.groups == b.groups;
+		r.theirs_as_base = t.known && t.groups == b.groups;
+		if (o.known && t.known) {
+			NarrowToChangedGroups(b, o, t, r);
+		}
+	}
+	return reads;
 }
 
 } // namespace differential

@@ -2,9 +2,11 @@
 // base's did not change on that side, so the merge need not read that side of it.
 #pragma once
 
-#include "common/hash.hpp"
-#include "metadata/metadata_store.hpp"
+#include "merge/schema_plan.hpp"
+#include "storage/block_identity.hpp"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,14 +16,8 @@ class Connection;
 
 namespace differential {
 
-//! The chunk hashes of a snapshot's database file, by chunk index (chunk k >= 1 holds block k - 1).
-std::vector<Hash256> SnapshotChunkHashes(MetadataStore &metadata, const std::string &repository,
-                                         const std::string &database, int64_t snapshot_id);
-
-//! The content root of a snapshot's database file: SHA-256 over its length and the hashes of its index
-//! pages, as hex. Equal roots mean byte-identical files.
-std::string SnapshotContentRoot(MetadataStore &metadata, const std::string &repository, const std::string &database,
-                                int64_t snapshot_id);
+//! Where a snapshot's database file is published.
+FileAddress SnapshotDatabaseFile(const std::string &repository, const std::string &database, int64_t snapshot_id);
 
 //! A table's storage, row group by row group, as comparable text: the group's first rowid, every
 //! column segment's layout and statistics, the hashes of the blocks it reads, and the group's live
@@ -34,7 +30,7 @@ struct TableLayout {
 	std::vector<std::string> groups;
 };
 TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
-                            const std::vector<Hash256> &chunks);
+                            const BlockIdentity &blocks);
 
 //! Which row groups of a side equal the base's (same index, same layout, same live rows).
 std::vector<bool> SameRowGroups(const TableLayout &base, const TableLayout &side);
@@ -43,5 +39,18 @@ std::vector<bool> SameRowGroups(const TableLayout &base, const TableLayout &side
 //! every step has exactly one parent. A merge or restore snapshot records two parents, and its file
 //! comes from only one of them, so the chain stops there (it is or is not `ancestor` itself).
 bool IsStorageAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, int64_t ancestor, int64_t snapshot);
+
+//! One input as the shortcut sees it: its attachment, and its file's blocks when the shortcut may
+//! trust them (the base always; a side only when IsStorageAncestor holds for it).
+struct InputStorage {
+	std::string alias;
+	std::optional<BlockIdentity> blocks;
+};
+
+//! What to read of each planned table (by plan index): a side that left a table as in the base is
+//! not read, and of a table both sides changed only the row groups either side changed.
+std::vector<InputReads> UnchangedStorageReads(duckdb::Connection &connection, const std::vector<TablePlan> &tables,
+                                              const InputStorage &base, const InputStorage &ours,
+                                              const InputStorage &theirs);
 
 } // namespace differential

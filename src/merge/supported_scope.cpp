@@ -1,6 +1,8 @@
 // Scope checks over DuckDB's parse trees: a merge recreates views, defaults and CHECKs from their SQL text,
 // so only SQL whose result depends on nothing but the rows it reads (no clock, randomness, sessions) passes.
+// This file holds the expression rules; supported_views.cpp applies them to a view's query.
 #include "merge/supported_scope.hpp"
+#include "merge/scope_rules.hpp"
 
 #include "duckdb/common/enums/catalog_type.hpp"
 #include "duckdb/common/enums/expression_type.hpp"
@@ -38,23 +40,14 @@ namespace differential {
 using duckdb::ExpressionClass;
 using duckdb::ExpressionType;
 using duckdb::ParsedExpression;
+using scope_rules::ErrorMessage;
+using scope_rules::Lower;
 
 namespace {
 
 const char *const NOT_DETERMINISTIC = ", which is not on the merge's list of deterministic functions";
 const char *const DEFAULT_SHAPE = ", but a default can only be a constant, a cast of a constant or arithmetic on "
                                   "constants";
-
-std::string Lower(std::string text) {
-	std::transform(text.begin(), text.end(), text.begin(),
-	               [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-	return text;
-}
-
-std::string ErrorMessage(const std::exception &e) {
-	// what() of a DuckDB exception can be a JSON document; the raw message is the readable part.
-	return duckdb::ErrorData(e).RawMessage();
-}
 
 //! Functions whose result depends only on their arguments. Anything missing, including user macros, is refused:
 //! a merge re-evaluates the SQL later and elsewhere, and must get the same answer.
@@ -315,249 +308,38 @@ private:
 	}
 };
 
-bool IsValuesList(const duckdb::QueryNode &node) {
-	if (node.type != duckdb::QueryNodeType::SELECT_NODE) {
-		return false;
-	}
-	auto &select = node.Cast<duckdb::SelectNode>();
-	return select.from_table && select.from_table->type == duckdb::TableReferenceType::EXPRESSION_LIST;
+} // namespace
+
+namespace scope_rules {
+
+std::string Lower(std::string text) {
+	std::transform(text.begin(), text.end(), text.begin(),
+	               [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+	return text;
 }
 
-std::string DescribeSetOperation(duckdb::SetOperationType type) {
-	switch (type) {
-	case duckdb::SetOperationType::UNION:
-	case duckdb::SetOperationType::UNION_BY_NAME:
-		return "uses UNION";
-	case duckdb::SetOperationType::EXCEPT:
-		return "uses EXCEPT";
-	case duckdb::SetOperationType::INTERSECT:
-		return "uses INTERSECT";
-	default:
-		return "uses a set operation";
-	}
+std::string ErrorMessage(const std::exception &e) {
+	// what() of a DuckDB exception can be a JSON document; the raw message is the readable part.
+	return duckdb::ErrorData(e).RawMessage();
 }
 
-std::string CheckJoin(const duckdb::JoinRef &join) {
-	switch (join.ref_type) {
-	case duckdb::JoinRefType::REGULAR:
-		switch (join.type) {
-		case duckdb::JoinType::INNER:
-		case duckdb::JoinType::LEFT:
-		case duckdb::JoinType::RIGHT:
-		case duckdb::JoinType::OUTER:
-			return "";
-		case duckdb::JoinType::SEMI:
-			return "uses a SEMI join";
-		case duckdb::JoinType::ANTI:
-			return "uses an ANTI join";
-		default:
-			return "uses an unsupported join";
-		}
-	case duckdb::JoinRefType::CROSS:
-		return "";
-	case duckdb::JoinRefType::NATURAL:
-		// Its condition is whatever columns the two sides share, which a merge of their schemas can change.
-		return "uses a NATURAL join";
-	case duckdb::JoinRefType::POSITIONAL:
-		return "uses a POSITIONAL join";
-	case duckdb::JoinRefType::ASOF:
-		return "uses an ASOF join";
-	case duckdb::JoinRefType::DEPENDENT:
-		return "uses a LATERAL join";
-	case duckdb::JoinRefType::NEAREST:
-		return "uses a NEAREST join";
-	default:
-		return "uses an unsupported join";
-	}
+std::string CheckConstantExpression(const ParsedExpression &expr) {
+	return CheckDefaultExpression(expr);
 }
 
-class ViewChecker {
-public:
-	explicit ViewChecker(ViewScope &scope) : scope(scope) {
-	}
+std::string CheckExpression(const ParsedExpression &expr, bool allow_aggregates, bool *has_star) {
+	ExpressionRules rules(allow_aggregates, has_star);
+	return rules.Check(expr);
+}
 
-	std::string CheckQueryNode(const duckdb::QueryNode &node) {
-		if (!node.cte_map.map.empty()) {
-			return "uses a CTE";
-		}
-		switch (node.type) {
-		case duckdb::QueryNodeType::SELECT_NODE:
-			break;
-		case duckdb::QueryNodeType::SET_OPERATION_NODE:
-			return DescribeSetOperation(node.Cast<duckdb::SetOperationNode>().setop_type);
-		case duckdb::QueryNodeType::CTE_NODE:
-		case duckdb::QueryNodeType::RECURSIVE_CTE_NODE:
-			return "uses a CTE";
-		default:
-			return "is not a single SELECT";
-		}
-		auto &select = node.Cast<duckdb::SelectNode>();
-		if (select.sample) {
-			return "uses a sample";
-		}
-		if (select.from_table) {
-			auto reason = CheckTableRef(*select.from_table);
-			if (!reason.empty()) {
-				return reason;
-			}
-		}
-		ExpressionRules rules(true, &scope.has_star);
-		for (auto &expr : select.select_list) {
-			auto reason = rules.Check(*expr);
-			if (!reason.empty()) {
-				return reason;
-			}
-		}
-		for (auto *expr : {select.where_clause.get(), select.having.get(), select.qualify.get()}) {
-			auto reason = expr ? rules.Check(*expr) : "";
-			if (!reason.empty()) {
-				return reason;
-			}
-		}
-		for (auto &expr : select.groups.group_expressions) {
-			auto reason = rules.Check(*expr);
-			if (!reason.empty()) {
-				return reason;
-			}
-		}
-		return CheckModifiers(node);
-	}
+std::string FunctionName(const duckdb::FunctionExpression &function) {
+	return FunctionDisplayName(function);
+}
 
-private:
-	ViewScope &scope;
+} // namespace scope_rules
 
-	void AddRelation(const std::string &name) {
-		auto lower = Lower(name);
-		if (std::find(scope.relations.begin(), scope.relations.end(), lower) == scope.relations.end()) {
-			scope.relations.push_back(lower);
-		}
-	}
+namespace {
 
-	std::string CheckModifiers(const duckdb::QueryNode &node) {
-		// ORDER BY ALL and DISTINCT ON stars expand over the select list, not over the tables, so they do not count
-		// as a star of the view.
-		bool ignored_star = false;
-		ExpressionRules rules(true, &ignored_star);
-		for (auto &modifier : node.modifiers) {
-			switch (modifier->type) {
-			case duckdb::ResultModifierType::ORDER_MODIFIER:
-				for (auto &order : modifier->Cast<duckdb::OrderModifier>().orders) {
-					auto reason = rules.Check(*order.expression);
-					if (!reason.empty()) {
-						return reason;
-					}
-				}
-				break;
-			case duckdb::ResultModifierType::DISTINCT_MODIFIER:
-				for (auto &target : modifier->Cast<duckdb::DistinctModifier>().distinct_on_targets) {
-					auto reason = rules.Check(*target);
-					if (!reason.empty()) {
-						return reason;
-					}
-				}
-				break;
-			case duckdb::ResultModifierType::LIMIT_MODIFIER: {
-				auto &limit = modifier->Cast<duckdb::LimitModifier>();
-				auto reason = CheckLimit(limit.limit.get(), limit.offset.get());
-				if (!reason.empty()) {
-					return reason;
-				}
-				break;
-			}
-			case duckdb::ResultModifierType::LEGACY_LIMIT_PERCENT_MODIFIER: {
-				auto &limit = modifier->Cast<duckdb::LegacyLimitPercentModifier>();
-				auto reason = CheckLimit(limit.limit.get(), limit.offset.get());
-				if (!reason.empty()) {
-					return reason;
-				}
-				break;
-			}
-			default:
-				return "uses an unsupported result modifier";
-			}
-		}
-		return "";
-	}
-
-	static std::string CheckLimit(const ParsedExpression *limit, const ParsedExpression *offset) {
-		if (limit && !CheckDefaultExpression(*limit).empty()) {
-			return "uses a LIMIT that is not a constant";
-		}
-		if (offset && !CheckDefaultExpression(*offset).empty()) {
-			return "uses an OFFSET that is not a constant";
-		}
-		return "";
-	}
-
-	std::string CheckTableRef(const duckdb::TableRef &ref) {
-		if (ref.sample) {
-			return "uses a sample";
-		}
-		switch (ref.type) {
-		case duckdb::TableReferenceType::BASE_TABLE: {
-			auto &table = ref.Cast<duckdb::BaseTableRef>();
-			auto &name = table.GetQualifiedName();
-			// Only schema main of the view's own database is recreated by the merge.
-			if (name.Path().size() > 2 || (name.Path().size() == 2 && name.Schema() != "main")) {
-				return "references " + name.ToString() + " outside its database";
-			}
-			if (table.at_clause) {
-				return "reads " + name.ToString() + " at a fixed version or time";
-			}
-			auto &table_name = name.Name().GetIdentifierName();
-			// FROM 'data.csv' parses like a table and is a replacement scan of a file when no such table exists.
-			if (table_name.find_first_of("./\\:") != std::string::npos) {
-				return "reads " + table_name + ", which may be a file rather than a table";
-			}
-			AddRelation(table_name);
-			return "";
-		}
-		case duckdb::TableReferenceType::JOIN: {
-			auto &join = ref.Cast<duckdb::JoinRef>();
-			auto reason = CheckJoin(join);
-			if (reason.empty() && join.left) {
-				reason = CheckTableRef(*join.left);
-			}
-			if (reason.empty() && join.right) {
-				reason = CheckTableRef(*join.right);
-			}
-			if (reason.empty() && join.condition) {
-				ExpressionRules rules(false, &scope.has_star);
-				reason = rules.Check(*join.condition);
-			}
-			return reason;
-		}
-		case duckdb::TableReferenceType::SUBQUERY: {
-			auto &subquery = ref.Cast<duckdb::SubqueryRef>();
-			// VALUES in FROM parses as a subquery over the list.
-			if (subquery.subquery && subquery.subquery->node && IsValuesList(*subquery.subquery->node)) {
-				return "uses a VALUES list";
-			}
-			return "uses a subquery";
-		}
-		case duckdb::TableReferenceType::TABLE_FUNCTION: {
-			auto &function = ref.Cast<duckdb::TableFunctionRef>();
-			if (function.function && function.function->GetExpressionClass() == ExpressionClass::FUNCTION) {
-				return "reads the table function " +
-				       FunctionDisplayName(function.function->Cast<duckdb::FunctionExpression>());
-			}
-			return "reads a table function";
-		}
-		case duckdb::TableReferenceType::EXPRESSION_LIST:
-			return "uses a VALUES list";
-		case duckdb::TableReferenceType::EMPTY_FROM:
-			return "";
-		case duckdb::TableReferenceType::PIVOT:
-			return ref.Cast<duckdb::PivotRef>().unpivot_names.empty() ? "uses PIVOT" : "uses UNPIVOT";
-		case duckdb::TableReferenceType::SHOW_REF:
-			return "uses DESCRIBE or SUMMARIZE";
-		default:
-			return "uses an unsupported table reference";
-		}
-	}
-};
-
-//! Parses a catalog's expression text. Returns a reason when it is not exactly one expression.
 std::string ParseExpression(const std::string &text, duckdb::unique_ptr<ParsedExpression> &result) {
 	try {
 		auto parser = duckdb::Parser::GetBuiltinParser();
@@ -589,43 +371,6 @@ std::string CheckExpressionText(const std::string &text, CHECK &&check) {
 }
 
 } // namespace
-
-ViewScope CheckView(const std::string &create_sql) {
-	ViewScope scope;
-	duckdb::vector<duckdb::unique_ptr<duckdb::SQLStatement>> statements;
-	try {
-		auto parser = duckdb::Parser::GetBuiltinParser();
-		parser.ParseQuery(create_sql);
-		statements = std::move(parser.statements);
-	} catch (std::exception &e) {
-		scope.unsupported = "cannot be parsed: " + ErrorMessage(e);
-		return scope;
-	} catch (...) {
-		scope.unsupported = "cannot be parsed";
-		return scope;
-	}
-	if (statements.size() != 1 || statements[0]->type != duckdb::StatementType::CREATE_STATEMENT) {
-		scope.unsupported = "is not a single CREATE VIEW statement";
-		return scope;
-	}
-	auto &create = statements[0]->Cast<duckdb::CreateStatement>();
-	if (!create.info || create.info->type != duckdb::CatalogType::VIEW_ENTRY) {
-		scope.unsupported = "is not a single CREATE VIEW statement";
-		return scope;
-	}
-	auto &info = create.info->Cast<duckdb::CreateViewInfo>();
-	if (!info.query || !info.query->node) {
-		scope.unsupported = "has no query";
-		return scope;
-	}
-	try {
-		ViewChecker checker(scope);
-		scope.unsupported = checker.CheckQueryNode(*info.query->node);
-	} catch (std::exception &e) {
-		scope.unsupported = "cannot be checked: " + ErrorMessage(e);
-	}
-	return scope;
-}
 
 std::string CheckDefault(const std::string &expression) {
 	return CheckExpressionText(expression, CheckDefaultExpression);

@@ -79,8 +79,10 @@ static std::string SideRelation(const TableShape &table, const std::string &cata
 	return "(" + relation + ")";
 }
 
-std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                          const std::string &theirs, const InputReads &reads) {
+//! The three inputs' rows side by side, matched by key: k_i, in_b, in_o, in_t, then b_i, o_i, t_i per
+//! value column. A side read as the base joins nothing: the base's columns stand in for it.
+static std::string JoinedInputs(const TableShape &table, const std::string &base, const std::string &ours,
+                                const std::string &theirs, const InputReads &reads) {
 	auto values = table.ValueColumns();
 	auto ours_as_base = reads.ours_as_base;
 	auto theirs_as_base = reads.theirs_as_base;
@@ -121,7 +123,13 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 		          SideRelation(table, theirs, table.theirs, reads.theirs_rows, base, reads.theirs_from_base) +
 		          " __t ON " + JoinSql(on_t, " AND ", "true");
 	}
+	return joined;
+}
 
+std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
+                          const std::string &theirs, const InputReads &reads) {
+	auto values = table.ValueColumns();
+	auto joined = JoinedInputs(table, base, ours, theirs, reads);
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
 		auto b = N("b_", i), o = N("o_", i), t = N("t_", i);

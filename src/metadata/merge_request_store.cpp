@@ -10,22 +10,6 @@
 
 namespace differential {
 
-static const char *MERGE_REQUEST_STATE_NAMES[] = {"pending", "complete", "aborted"};
-
-const char *MergeRequestStateName(MergeRequestState state) {
-	return MERGE_REQUEST_STATE_NAMES[static_cast<int>(state)];
-}
-
-MergeRequestState MergeRequestStateFromName(const std::string &name) {
-	for (int i = 0; i < 3; i++) {
-		if (name == MERGE_REQUEST_STATE_NAMES[i]) {
-			return static_cast<MergeRequestState>(i);
-		}
-	}
-	Fail(ErrorKind::IO, "corrupt_metadata",
-	     "A merge request has the unknown state " + QuoteName(name) + ". Run differential_verify().");
-}
-
 static const char *MERGE_REQUEST_COLUMNS =
     "SELECT request_id, arguments, state, merge_action, branch_name, snapshot_id, base_snapshot_id, "
     "ours_snapshot_id, theirs_snapshot_id, last_error_code, created_at_us, completed_at_us, attempts, operation_id, "
@@ -35,7 +19,7 @@ static MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
 	MergeRecord r;
 	r.request_id = stmt.Text(0);
 	r.arguments = stmt.Text(1);
-	r.state = MergeRequestStateFromName(stmt.Text(2));
+	r.state = ParseRequestState(stmt.Text(2));
 	r.merge_action = stmt.Text(3);
 	r.branch_name = stmt.Text(4);
 	auto id = [&](int col) {
@@ -100,7 +84,7 @@ static bool InsertPendingRequest(MetadataSession &session, int64_t database_id, 
 	    .Bind(1, database_id)
 	    .Bind(2, record.request_id)
 	    .Bind(3, record.arguments)
-	    .Bind(4, std::string(MergeRequestStateName(MergeRequestState::PENDING)))
+	    .Bind(4, std::string(ToString(RequestState::PENDING)))
 	    .Bind(5, record.merge_action)
 	    .Bind(6, record.branch_name)
 	    .Bind(7, record.base_snapshot_id)
@@ -125,7 +109,7 @@ std::string MergeRequestStore::BeginMergeAttempt(const std::string &database, co
 		             "state = ?")
 		    .Bind(1, database_id)
 		    .Bind(2, record.request_id)
-		    .Bind(3, std::string(MergeRequestStateName(MergeRequestState::PENDING)))
+		    .Bind(3, std::string(ToString(RequestState::PENDING)))
 		    .Run();
 	}
 	auto stored = FindRequest(txn, database_id, "request_id", record.request_id);
@@ -145,7 +129,7 @@ void MergeRequestStore::RecordPendingMerge(const std::string &database, const Me
 		    .Bind(2, error)
 		    .Bind(3, database_id)
 		    .Bind(4, record.request_id)
-		    .Bind(5, std::string(MergeRequestStateName(MergeRequestState::PENDING)))
+		    .Bind(5, std::string(ToString(RequestState::PENDING)))
 		    .Run();
 	}
 	txn.Commit();
@@ -194,23 +178,23 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 		         "; nothing was aborted. List operations with differential_merge_requests('" + database + "').");
 	}
 	auto record = *found;
-	if (record.state == MergeRequestState::COMPLETE) {
+	if (record.state == RequestState::COMPLETE) {
 		Fail(ErrorKind::CONFLICT, "merge_already_complete",
 		     "Merge request " + QuoteName(record.request_id) + " already completed with snapshot " +
 		         std::to_string(record.snapshot_id) +
 		         "; a completed merge cannot be aborted. Restore the branch to undo its result.");
 	}
-	if (record.state == MergeRequestState::PENDING) {
+	if (record.state == RequestState::PENDING) {
 		txn.db
 		    .Prepare("UPDATE merge_requests SET state = ?, aborted_by = ?, completed_at_us = ? WHERE database_id = ? "
 		             "AND operation_id = ?")
-		    .Bind(1, std::string(MergeRequestStateName(MergeRequestState::ABORTED)))
+		    .Bind(1, std::string(ToString(RequestState::ABORTED)))
 		    .Bind(2, abort_request_id)
 		    .Bind(3, NowMicros())
 		    .Bind(4, database_id)
 		    .Bind(5, operation_id)
 		    .Run();
-		record.state = MergeRequestState::ABORTED;
+		record.state = RequestState::ABORTED;
 		record.aborted_by = abort_request_id;
 	}
 	txn.Commit();
@@ -225,19 +209,19 @@ static void RecordCompletedRequest(MetadataSession &session, int64_t database_id
 		return;
 	}
 	auto current = FindRequest(session, database_id, "request_id", record.request_id);
-	if (current && current->state == MergeRequestState::ABORTED) {
+	if (current && current->state == RequestState::ABORTED) {
 		Fail(ErrorKind::INVALID_INPUT, "merge_aborted",
 		     "Request " + QuoteName(record.request_id) +
 		         " was aborted while it ran; nothing was published. Start the merge again under a new request_id.");
 	}
-	if (current && current->state == MergeRequestState::COMPLETE) {
+	if (current && current->state == RequestState::COMPLETE) {
 		Fail(ErrorKind::CONFLICT, "merge_already_complete",
 		     "Request " + QuoteName(record.request_id) +
 		         " was completed by another attempt while this one ran; nothing more was published. Run the same "
 		         "call again to get its result.");
 	}
 	auto now = NowMicros();
-	auto complete = std::string(MergeRequestStateName(MergeRequestState::COMPLETE));
+	auto complete = std::string(ToString(RequestState::COMPLETE));
 	if (current) {
 		session.db
 		    .Prepare("UPDATE merge_requests SET state = ?, merge_action = ?, snapshot_id = ?, completed_at_us = ?, "

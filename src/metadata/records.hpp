@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/hash.hpp"
+#include "common/merge_request_states.hpp"
 #include "storage/file_catalog.hpp"
 
 #include <cstdint>
@@ -51,18 +52,13 @@ struct SnapshotRequest {
 	std::optional<std::string> message;
 };
 
-//! A durable merge request's state; stored as text (the names below), compared as an enum.
-enum class MergeRequestState { PENDING, COMPLETE, ABORTED };
-const char *MergeRequestStateName(MergeRequestState state);
-//! The state a stored name stands for; an unknown name is corrupt_metadata.
-MergeRequestState MergeRequestStateFromName(const std::string &name);
-
 //! A merge request as recorded. Its snapshot ids are -1 while unknown (a request that failed
 //! before its selection), the one place that keeps a sentinel: the merge layer computes with them.
 struct MergeRecord {
 	std::string request_id;
 	std::string arguments;
-	MergeRequestState state = MergeRequestState::PENDING;
+	//! Stored as text through the one string table of common/merge_request_states.hpp.
+	RequestState state = RequestState::PENDING;
 	std::string merge_action;
 	std::string branch_name;
 	int64_t snapshot_id = -1;

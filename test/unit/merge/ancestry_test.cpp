@@ -21,9 +21,9 @@ TEST(AncestryTest, SpecFastForwardGraph) {
 	ASSERT_TRUE(a.base.has_value());
 	EXPECT_EQ(*a.base, 2);
 	EXPECT_EQ(Ids(a), (std::vector<int64_t> {1, 2, 3, 4}));
-	EXPECT_EQ(a.nodes[0].kind, "root");
-	EXPECT_EQ(a.nodes[1].kind, "linear");
-	EXPECT_EQ(a.nodes[3].kind, "merge");
+	EXPECT_EQ(a.nodes[0].kind, SnapshotKind::ROOT);
+	EXPECT_EQ(a.nodes[1].kind, SnapshotKind::LINEAR);
+	EXPECT_EQ(a.nodes[3].kind, SnapshotKind::MERGE);
 	EXPECT_EQ(a.nodes[3].parents, (std::vector<int64_t> {3, 2}));
 	EXPECT_TRUE(a.nodes[0].from_ours && a.nodes[0].from_theirs);
 	EXPECT_TRUE(a.nodes[2].from_ours && !a.nodes[2].from_theirs);

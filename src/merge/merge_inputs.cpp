@@ -1,0 +1,134 @@
+// A merge's three inputs come from recorded ancestry only: the heads of both branches and their
+// unique best common ancestor, or three snapshots the caller names; all must still be kept.
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "merge/ancestry.hpp"
+#include "merge/merge_steps.hpp"
+
+namespace differential {
+
+void RequireDatabase(MetadataStore &metadata, const std::string &database) {
+	if (!metadata.history.FindDatabase(database)) {
+		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
+	}
+}
+
+//! The head snapshot of a branch a merge reads.
+static int64_t HeadOf(MetadataStore &metadata, const std::string &database, const std::string &branch_name) {
+	auto branch = metadata.history.FindBranch(database, branch_name);
+	if (!branch) {
+		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+		     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch_name) +
+		         ". List branches with differential_branches('" + database + "').");
+	}
+	if (!branch->head_snapshot_id) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		     "Branch " + QuoteName(branch_name) +
+		         " has no snapshot yet; merges read published snapshots only. Take one with "
+		         "differential_create_snapshot() first.");
+	}
+	return *branch->head_snapshot_id;
+}
+
+MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
+                               const std::string &source) {
+	RequireDatabase(metadata, database);
+	MergeBranchResult result;
+	result.ours = HeadOf(metadata, database, target);
+	result.theirs = HeadOf(metadata, database, source);
+	auto ancestry = ComputeAncestry(metadata.history.SnapshotParents(database), result.ours, result.theirs);
+	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
+		Fail(ErrorKind::INVALID, "merge_base_ambiguous",
+		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
+		     "differential_merge_ancestry('" +
+		         database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) + ")).");
+	}
+	if (ancestry.selection == BaseSelection::UNRELATED) {
+		Fail(ErrorKind::INVALID_INPUT, "merge_base_missing",
+		     "The heads of " + QuoteName(target) + " and " + QuoteName(source) +
+		         " share no recorded ancestor, so there is no base to merge from.");
+	}
+	result.base = *ancestry.base;
+	if (!metadata.history.FindSnapshot(database, result.base)) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+		     "The merge base, snapshot " + std::to_string(result.base) + " of database " + QuoteName(database) +
+		         ", was expired; a merge needs its base kept. Merge with differential_merge_snapshots and a kept "
+		         "base instead.");
+	}
+	return result;
+}
+
+MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &database, const MergeRecord &pending) {
+	MergeBranchResult result;
+	result.base = pending.base_snapshot_id;
+	result.ours = pending.ours_snapshot_id;
+	result.theirs = pending.theirs_snapshot_id;
+	for (auto id : {result.base, result.ours, result.theirs}) {
+		if (!metadata.history.FindSnapshot(database, id)) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+			     "Snapshot " + std::to_string(id) + ", an input frozen by the first attempt of request " +
+			         QuoteName(pending.request_id) + ", is gone; the request cannot be retried. Start a new request.");
+		}
+	}
+	return result;
+}
+
+void RequireKeptInputs(MetadataStore &metadata, const std::string &database, const std::vector<int64_t> &snapshots) {
+	auto graph = metadata.history.SnapshotParents(database);
+	for (auto id : snapshots) {
+		if (!metadata.history.FindSnapshot(database, id)) {
+			Fail(ErrorKind::NOT_FOUND, graph.count(id) ? "snapshot_expired" : "snapshot_not_found",
+			     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
+			         (graph.count(id) ? " was expired" : " does not exist") +
+			         "; a merge needs all three inputs kept. List them with differential_snapshots('" + database +
+			         "').");
+		}
+	}
+}
+
+bool ExpectedInputs(const MergeBranchRequest &request, const MergeBranchResult &inputs) {
+	return (!request.expected_base || *request.expected_base == inputs.base) &&
+	       (!request.expected_ours || *request.expected_ours == inputs.ours) &&
+	       (!request.expected_theirs || *request.expected_theirs == inputs.theirs);
+}
+
+MergeAction PredictedAction(const MergeBranchResult &inputs, bool create_destination) {
+	return create_destination             ? MergeAction::CREATED_BRANCH
+	       : inputs.base == inputs.theirs ? MergeAction::ALREADY_UP_TO_DATE
+	       : inputs.base == inputs.ours   ? MergeAction::FAST_FORWARD
+	                                      : MergeAction::MERGED;
+}
+
+bool Trivial(const MergeBranchResult &inputs) {
+	return inputs.base == inputs.theirs || inputs.base == inputs.ours;
+}
+
+SessionSettings Settings(const MergeOptions &options, const std::string &time_zone, const std::string &calendar) {
+	SessionSettings settings;
+	settings.schema_mode = options.schema_mode;
+	settings.time_zone = time_zone;
+	settings.calendar = calendar;
+	settings.conflict_limit = options.conflict_limit;
+	settings.conflict_offset = options.conflict_offset;
+	settings.skip_unchanged = options.skip_unchanged;
+	return settings;
+}
+
+MergeInputs Inputs(const MergeBranchResult &result) {
+	return MergeInputs {result.base, result.ours, result.theirs};
+}
+
+int64_t ConflictCount(const MergeBranchResult &result) {
+	int64_t total = 0;
+	for (auto &object : result.objects) {
+		total += object.counts.conflicts;
+	}
+	return total;
+}
+
+std::string ConflictingRows(int64_t conflicts) {
+	return std::to_string(conflicts) + " conflicting row" + (conflicts == 1 ? "" : "s");
+}
+
+} // namespace differential

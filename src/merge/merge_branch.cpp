@@ -39,7 +39,7 @@ static std::string JsonText(const std::string &text) {
 static std::string Provenance(MetadataStore &metadata, const std::string &repository, const std::string &database,
                               const MergeOptions &options, const MergeRecord &record) {
 	auto input = [&](const char *name, int64_t id) {
-		auto root = BlockIdentity::ContentRoot(metadata, SnapshotDatabaseFile(repository, database, id));
+		auto root = BlockIdentity::ContentRoot(metadata.files, SnapshotDatabaseFile(repository, database, id));
 		return JsonText(name) + ": {\"snapshot_id\": " + std::to_string(id) + ", \"content_root\": " + JsonText(root) +
 		       "}";
 	};

@@ -357,7 +357,7 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 	}
 	if (distinguishable) {
 		auto blocks = [&](int64_t snapshot) {
-			return BlockIdentity::Load(metadata, SnapshotDatabaseFile(repository, database, snapshot));
+			return BlockIdentity::Load(metadata.files, SnapshotDatabaseFile(repository, database, snapshot));
 		};
 		b.blocks = blocks(inputs.base);
 		if (ours_descends) {

@@ -25,9 +25,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"snapshot_id", LogicalType::BIGINT}},
 	    [=](ClientContext &context) {
 		    auto record = CurrentRepository(context)->metadata->merges.AbortMergeRequest(database, operation_id,
-		                                                                                 request_id.value_or(""));
-		    return Rows {{Value(record.operation_id), Value(record.request_id),
-		                  Value(MergeRequestStateName(record.state)), OptionalId(record.snapshot_id)}};
+		                                                                          request_id.value_or(""));
+		    return Rows {{Value(record.operation_id), Value(record.request_id), Value(MergeRequestStateName(record.state)),
+		                  OptionalId(record.snapshot_id)}};
 	    },
 	    types, names);
 }

@@ -41,8 +41,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    if (only && r.request_id != *only) {
 				    continue;
 			    }
-			    rows.push_back({Value(r.request_id), Value(MergeRequestStateName(r.state)), Value(r.merge_action),
-			                    Value(r.branch_name), OptionalId(r.base_snapshot_id), OptionalId(r.ours_snapshot_id),
+			    rows.push_back({Value(r.request_id), Value(MergeRequestStateName(r.state)), Value(r.merge_action), Value(r.branch_name),
+			                    OptionalId(r.base_snapshot_id), OptionalId(r.ours_snapshot_id),
 			                    OptionalId(r.theirs_snapshot_id), OptionalId(r.snapshot_id), Value::BIGINT(r.attempts),
 			                    OptionalText(!r.last_error_code.empty(), r.last_error_code),
 			                    OptionalText(!r.last_error.empty(), r.last_error),

@@ -331,8 +331,7 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase("publication", 95);
 	auto publication_start = Clock::now();
-	result.snapshot_id =
-	    metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
+	result.snapshot_id = metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
 	session.published = true;
 	result.branch_name = destination;
 	result.merge_action = record.merge_action;
@@ -340,8 +339,8 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 }
 
 static MergeRecord NewRecord(const std::optional<std::string> &request_id, const std::string &arguments,
-                             const MergeBranchResult &inputs, const std::string &destination,
-                             const std::string &action) {
+                                            const MergeBranchResult &inputs, const std::string &destination,
+                                            const std::string &action) {
 	MergeRecord record;
 	record.request_id = request_id.value_or("");
 	record.arguments = arguments;
@@ -383,8 +382,7 @@ static void Attempt(MetadataStore &metadata, const std::string &database, MergeR
 			               : engine ? duckdb::ErrorData(*engine).RawMessage()
 			                        : std::string(error.what());
 			try {
-				metadata.merges.RecordPendingMerge(database, record, known ? known->code : ErrorCodeIn(message),
-				                                   message);
+				metadata.merges.RecordPendingMerge(database, record, known ? known->code : ErrorCodeIn(message), message);
 			} catch (...) {
 				// The failure itself is what the caller must see.
 			}

@@ -106,8 +106,7 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase(MergePhase::PUBLICATION);
 	auto publication_start = Clock::now();
-	result.snapshot_id =
-	    metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
+	result.snapshot_id = metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
 	session.published = true;
 	result.branch_name = destination;
 	result.merge_action = ParseMergeAction(record.merge_action);

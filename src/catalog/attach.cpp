@@ -155,9 +155,9 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		// DuckDB reports the blocks a checkpoint freed only with trim_free_blocks on; without it their
 		// stale bytes would stay in the branch's chunk map, and cleanup could never reclaim them.
 		DBConfig::GetConfig(context).options.trim_free_blocks = true;
-		auto repository = OpenRepository(request.repository_path.empty()
-		                                     ? RepositorySetting(context)
-		                                     : NormalizeRepositoryPath(request.repository_path));
+		auto repository =
+		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
+		                                                   : NormalizeRepositoryPath(request.repository_path));
 		info.path = ResolveAttachPath(*repository, request, read_only);
 		return make_uniq<DifferentialCatalog>(db, repository, request.database,
 		                                      request.snapshot_id ? std::string() : request.branch,

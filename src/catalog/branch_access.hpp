@@ -2,8 +2,8 @@
 // branch checks themselves are storage facts (storage/branch_lock.hpp).
 #pragma once
 
-#include "repository/repository.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "repository/repository.hpp"
 #include "storage/branch_lock.hpp"
 
 #include <memory>

@@ -2,10 +2,10 @@
 // through hidden snapshot attachments and catalog-scoped functions such as analytics.snapshots().
 #pragma once
 
-#include "repository/repository.hpp"
 #include "duckdb/catalog/catalog_entry/table_function_catalog_entry.hpp"
 #include "duckdb/catalog/duck_catalog.hpp"
 #include "duckdb/function/table_function.hpp"
+#include "repository/repository.hpp"
 
 #include <map>
 #include <mutex>

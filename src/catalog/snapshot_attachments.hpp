@@ -2,9 +2,9 @@
 // read-only attachment that later lookups of the same snapshot reuse.
 #pragma once
 
-#include "repository/repository.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/planner/tableref/bound_at_clause.hpp"
+#include "repository/repository.hpp"
 
 namespace differential {
 

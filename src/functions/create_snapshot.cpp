@@ -46,10 +46,10 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			         "Cannot snapshot " + QuoteName(attached) + " while other transactions write to it (" +
 			             std::string(e.what()) + "). Retry when they have committed.");
 		    }
-		    auto snapshot =
-		        catalog.repository->metadata->history.CreateSnapshot(catalog.database_name, catalog.branch_name, request);
-		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name),
-		                  Value(snapshot.branch_name), TimestampFromMicros(snapshot.created_at_us)}};
+		    auto snapshot = catalog.repository->metadata->history.CreateSnapshot(catalog.database_name,
+		                                                                         catalog.branch_name, request);
+		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name), Value(snapshot.branch_name),
+		                  TimestampFromMicros(snapshot.created_at_us)}};
 	    },
 	    types, names);
 }

@@ -1,13 +1,11 @@
 // Merge options: one place that names them, so every merge function takes the same ones.
 #include "functions/merge_options.hpp"
 
+#include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "functions/rows_function.hpp"
-#if __has_include("common/duckdb_logging.hpp")
-#include "common/duckdb_logging.hpp"
-#endif
 
 namespace differential {
 
@@ -110,14 +108,7 @@ void ReadSessionSettings(ClientContext &context, MergeOptions &options) {
 	}
 }
 
-// The DuckDB sink (common/duckdb_logging.hpp) arrives from the storage branch; until both meet, a build
-// without it opens no scope and merges report nowhere.
-#if __has_include("common/duckdb_logging.hpp")
 MergeLogScope::MergeLogScope(ClientContext &context) : scope(std::make_shared<DuckDBLogScope>(context)) {
 }
-#else
-MergeLogScope::MergeLogScope(ClientContext &) {
-}
-#endif
 
 } // namespace differential

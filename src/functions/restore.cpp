@@ -30,7 +30,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
 		    if (!metadata.history.FindBranch(database, branch)) {
-			    Fail(ErrorKind::NOT_FOUND, metadata.history.FindDatabase(database) ? "branch_not_found" : "database_not_found",
+			    Fail(ErrorKind::NOT_FOUND,
+			         metadata.history.FindDatabase(database) ? "branch_not_found" : "database_not_found",
 			         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 			             " does not exist. List branches with differential_branches('" + database + "').");
 		    }

@@ -35,9 +35,8 @@ static unique_ptr<FunctionData> BindFor(std::string repository_root, std::string
 			    address.snapshot_id = s.snapshot_id;
 			    // Open here means pinned by this process: a time-travel or SNAPSHOT attachment reads it.
 			    bool open = DiffFileSystem::OpenHandleCount(address.OwnerKey()) > 0;
-			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.name),
-			                    OptionalText(s.author), OptionalText(s.message),
-			                    TimestampFromMicros(s.created_at_us), Value(s.branch_name),
+			    rows.push_back({Value::BIGINT(s.snapshot_id), OptionalText(s.name), OptionalText(s.author),
+			                    OptionalText(s.message), TimestampFromMicros(s.created_at_us), Value(s.branch_name),
 			                    Value::LIST(LogicalType::BIGINT, parents), Value::BOOLEAN(open),
 			                    OptionalText(s.extra_info)});
 		    }

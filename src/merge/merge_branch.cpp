@@ -37,13 +37,12 @@ static std::string JsonText(const std::string &text) {
 //! The merge snapshot's commit_extra_info: the algorithm, the operation and the three inputs with
 //! their content roots, so a result always tells where it came from.
 static std::string Provenance(MetadataStore &metadata, const std::string &repository, const std::string &database,
-                              const MergeOptions &options, const MergeRecord &record) {
+                              const char *operation, const MergeOptions &options, const MergeRecord &record) {
 	auto input = [&](const char *name, int64_t id) {
 		auto root = BlockIdentity::ContentRoot(metadata.files, SnapshotDatabaseFile(repository, database, id));
 		return JsonText(name) + ": {\"snapshot_id\": " + std::to_string(id) + ", \"content_root\": " + JsonText(root) +
 		       "}";
 	};
-	auto operation = record.arguments.substr(0, record.arguments.find('|'));
 	return "{\"algorithm\": \"differential-three-way-cell-1\", \"operation\": " + JsonText(operation) +
 	       ", \"request_id\": " + (record.request_id.empty() ? std::string("null") : JsonText(record.request_id)) +
 	       ", \"schema_mode\": " + JsonText(ToString(options.schema_mode)) + ", " +
@@ -93,20 +92,21 @@ static void CompareAndStage(MergeSession &session, MetadataStore &metadata, cons
 //! Compares, stages and publishes a merge whose both sides changed since the base.
 static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
                             const std::string &database, const std::string &destination, bool create_destination,
-                            const MergeOptions &options, MergeRecord record, MergeBranchResult &result,
-                            MergeOperation &operation) {
+                            const char *operation_name, const MergeOptions &options, MergeRecord record,
+                            MergeBranchResult &result, MergeOperation &operation) {
 	auto planning_start = Clock::now();
 	MergeSession session(instance, metadata, repository, database, Inputs(result),
 	                     Settings(options, record.time_zone, record.calendar), operation);
 	result.timings.planning_ms = MillisSince(planning_start);
 	auto comparison_start = Clock::now();
 	CompareAndStage(session, metadata, database, options, record, result);
-	record.extra_info = Provenance(metadata, repository, database, options, record);
+	record.extra_info = Provenance(metadata, repository, database, operation_name, options, record);
 	result.timings.application_ms = session.application_ms;
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase(MergePhase::PUBLICATION);
 	auto publication_start = Clock::now();
-	result.snapshot_id = metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
+	result.snapshot_id =
+	    metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
 	session.published = true;
 	result.branch_name = destination;
 	result.merge_action = ParseMergeAction(record.merge_action);
@@ -217,7 +217,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			                options, record, result, operation);
 		} else {
 			StageAndPublish(instance, metadata, repository, request.database, request.destination, create_destination,
-			                options, record, result, operation);
+			                MERGE_BRANCH_OPERATION, options, record, result, operation);
 		}
 	});
 	return result;
@@ -250,8 +250,8 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 	auto record = NewRecord(request.request_id, arguments, result, request.destination, MergeAction::CREATED_BRANCH);
 	TakeFrozenSettings(record, prior, options);
 	Attempt(metadata, request.database, record, result, operation, [&]() {
-		StageAndPublish(instance, metadata, repository, request.database, request.destination, true, options, record,
-		                result, operation);
+		StageAndPublish(instance, metadata, repository, request.database, request.destination, true,
+		                MERGE_SNAPSHOTS_OPERATION, options, record, result, operation);
 	});
 	return result;
 }

@@ -151,18 +151,23 @@ static void RefuseOtherObjects(duckdb::Connection &connection, const std::string
 	          "is a custom type");
 }
 
+//! A table or view (`what`) of a row of duckdb_tables() or duckdb_views(): only main's, without a comment.
+static void RequirePlainObject(const std::string &what, const std::string &schema, const std::string &name,
+                               const duckdb::Value &comment, const std::string &side) {
+	if (schema != "main") {
+		Unsupported(what + " " + QuoteName(schema + "." + name), side, "is outside the main schema");
+	}
+	if (!comment.IsNull()) {
+		Unsupported(what + " " + QuoteName(name), side, "has a comment");
+	}
+}
+
 static void ReadTables(duckdb::Connection &connection, const std::string &where, const std::string &side,
                        CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT schema_name, table_name, sql, comment FROM duckdb_tables()" + where +
 	                                           " ORDER BY table_name")) {
-		auto schema = row.GetBaseValue(0).ToString();
 		auto name = row.GetBaseValue(1).ToString();
-		if (schema != "main") {
-			Unsupported("Table " + QuoteName(schema + "." + name), side, "is outside the main schema");
-		}
-		if (!row.GetBaseValue(3).IsNull()) {
-			Unsupported("Table " + QuoteName(name), side, "has a comment");
-		}
+		RequirePlainObject("Table", row.GetBaseValue(0).ToString(), name, row.GetBaseValue(3), side);
 		auto &table = catalog.tables[CatalogKey(name)];
 		table.name = name;
 		table.create_sql = row.GetBaseValue(2).ToString();
@@ -298,14 +303,8 @@ static void ReadViews(duckdb::Connection &connection, const std::string &where, 
                       CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT schema_name, view_name, sql, comment FROM duckdb_views()" + where +
 	                                           " AND NOT internal ORDER BY view_name")) {
-		auto schema = row.GetBaseValue(0).ToString();
 		auto name = row.GetBaseValue(1).ToString();
-		if (schema != "main") {
-			Unsupported("View " + QuoteName(schema + "." + name), side, "is outside the main schema");
-		}
-		if (!row.GetBaseValue(3).IsNull()) {
-			Unsupported("View " + QuoteName(name), side, "has a comment");
-		}
+		RequirePlainObject("View", row.GetBaseValue(0).ToString(), name, row.GetBaseValue(3), side);
 		ViewDef view;
 		view.name = name;
 		view.sql = row.GetBaseValue(2).ToString();

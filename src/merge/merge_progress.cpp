@@ -4,9 +4,7 @@
 
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
-#if __has_include("common/logging.hpp")
 #include "common/logging.hpp"
-#endif
 
 #include <algorithm>
 #include <exception>
@@ -18,20 +16,14 @@ std::mutex registry_lock;
 std::vector<MergeOperation *> registry;
 
 //! Where a merge's time goes, for DuckDB's log (SET enable_logging): one event per phase, merge_<phase>.
-//! The logging layer (common/logging.hpp) arrives from the storage branch; until both meet, a build
-//! without it has nowhere to report to.
 void LogPhaseDuration(MergePhase phase, double elapsed_ms, const std::string &database, const std::string &request_id,
                       bool failed) {
-#if __has_include("common/logging.hpp")
 	if (!LogEnabled()) {
 		return;
 	}
 	LogEvent(std::string("merge_") + ToString(phase), elapsed_ms,
 	         "database " + database + (request_id.empty() ? std::string() : ", request " + request_id) +
 	             (failed ? ", failed" : ""));
-#else
-	(void)phase, (void)elapsed_ms, (void)database, (void)request_id, (void)failed;
-#endif
 }
 
 int64_t NowMicros() {

@@ -25,13 +25,13 @@ std::string MergeBranchRequest::Canonical() const {
 	auto opt = [](const std::optional<int64_t> &v) {
 		return v ? std::to_string(*v) : std::string("-");
 	};
-	return "merge_branch|" + database + "|" + target + "|" + source + "|" + destination + "|" + opt(expected_base) +
-	       "|" + opt(expected_ours) + "|" + opt(expected_theirs);
+	return std::string(MERGE_BRANCH_OPERATION) + "|" + database + "|" + target + "|" + source + "|" + destination +
+	       "|" + opt(expected_base) + "|" + opt(expected_ours) + "|" + opt(expected_theirs);
 }
 
 std::string MergeSnapshotsRequest::Canonical() const {
-	return "merge_snapshots|" + database + "|" + std::to_string(base) + "|" + std::to_string(ours) + "|" +
-	       std::to_string(theirs) + "|" + destination;
+	return std::string(MERGE_SNAPSHOTS_OPERATION) + "|" + database + "|" + std::to_string(base) + "|" +
+	       std::to_string(ours) + "|" + std::to_string(theirs) + "|" + destination;
 }
 
 static MergeBranchResult FromRecord(const MergeRecord &record) {

@@ -10,6 +10,10 @@ namespace differential {
 
 // The request (merge_request.cpp)
 
+//! The operations, as a request's arguments and a merge snapshot's provenance name them.
+static constexpr const char *MERGE_BRANCH_OPERATION = "merge_branch";
+static constexpr const char *MERGE_SNAPSHOTS_OPERATION = "merge_snapshots";
+
 //! What an earlier call with the same request id left: a completed result to return, or a pending
 //! request whose frozen inputs a retry reuses.
 struct PriorRequest {

@@ -1,10 +1,10 @@
 // Why equal signatures mean equal rows: a row group's data lives in the blocks its segments name, and
-// a block's bytes are known by chunk hash; what the blocks do not hold is the row group's delete
-// markers. A side descends from the base, and DuckDB never revives a deleted row of a row group it did
-// not rewrite, so its deleted set can only have grown: equal live counts then mean equal deleted sets.
-// That needs the side's file to have been built from the base's by ordinary snapshots only: a merge
-// or restore snapshot takes its file from one of its two parents, so deleted sets need not nest
-// across it. Hence the caller must check IsStorageAncestor before trusting a layout match.
+// a block's bytes are known by their content hash (BlockIdentity); what the blocks do not hold is the row group's
+// delete markers. A side descends from the base, and DuckDB never revives a deleted row of a row group it did not
+// rewrite, so its deleted set can only have grown: equal live counts then mean equal deleted sets. That needs the
+// side's file to have been built from the base's by ordinary snapshots only: a merge or restore snapshot takes its file
+// from one of its two parents, so deleted sets need not nest across it. Hence the caller must check IsStorageAncestor
+// before trusting a layout match.
 #include "merge/storage_identity.hpp"
 
 #include "common/sql_quote.hpp"

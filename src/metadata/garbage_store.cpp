@@ -116,8 +116,7 @@ GarbageReport GarbageStore::CollectGarbage() {
 std::vector<LiveRecord> GarbageStore::LiveRecordsIn(uint64_t segment_id) {
 	auto session = core.Read();
 	std::vector<LiveRecord> out;
-	auto chunks =
-	    session.db.Prepare("SELECT hash, payload_offset, length, crc32c FROM chunks WHERE segment_id = ?");
+	auto chunks = session.db.Prepare("SELECT hash, payload_offset, length, crc32c FROM chunks WHERE segment_id = ?");
 	chunks.Bind(1, static_cast<int64_t>(segment_id));
 	while (chunks.Step()) {
 		LiveRecord r;

@@ -224,8 +224,7 @@ SnapshotRecord HistoryStore::CreateSnapshot(const std::string &database, const s
 std::vector<SnapshotRecord> HistoryStore::ListSnapshots(const std::string &database) {
 	auto session = core.Read();
 	RequireDatabaseId(session, database);
-	auto stmt =
-	    session.db.Prepare(std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ? ORDER BY s.snapshot_id");
+	auto stmt = session.db.Prepare(std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ? ORDER BY s.snapshot_id");
 	stmt.Bind(1, database);
 	std::vector<SnapshotRecord> out;
 	while (stmt.Step()) {

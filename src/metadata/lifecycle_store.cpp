@@ -115,8 +115,7 @@ static void RequireExpirable(MetadataSession &session, int64_t database_id, cons
 		     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
 		         " (nothing was expired). List its snapshots with differential_snapshots('" + database + "').");
 	}
-	auto head =
-	    session.db.Prepare("SELECT branch_name FROM branches WHERE database_id = ? AND head_snapshot_id = ?");
+	auto head = session.db.Prepare("SELECT branch_name FROM branches WHERE database_id = ? AND head_snapshot_id = ?");
 	head.Bind(1, database_id).Bind(2, id);
 	if (head.Step()) {
 		Fail(ErrorKind::INVALID_INPUT, "snapshot_is_branch_head",

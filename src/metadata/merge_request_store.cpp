@@ -43,8 +43,8 @@ static MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
 
 static std::optional<MergeRecord> FindRequest(MetadataSession &session, int64_t database_id, const char *key_column,
                                               const std::string &key) {
-	auto stmt = session.db.Prepare(std::string(MERGE_REQUEST_COLUMNS) + "WHERE database_id = ? AND " + key_column +
-	                               " = ?");
+	auto stmt =
+	    session.db.Prepare(std::string(MERGE_REQUEST_COLUMNS) + "WHERE database_id = ? AND " + key_column + " = ?");
 	stmt.Bind(1, database_id).Bind(2, key);
 	if (!stmt.Step()) {
 		return std::nullopt;
@@ -76,10 +76,11 @@ std::vector<MergeRecord> MergeRequestStore::ListMergeRequests(const std::string 
 static bool InsertPendingRequest(MetadataSession &session, int64_t database_id, const MergeRecord &record,
                                  const std::string &error_code, const std::string &error) {
 	session.db
-	    .Prepare("INSERT OR IGNORE INTO merge_requests(database_id, request_id, arguments, state, merge_action, "
-	             "branch_name, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, "
-	             "last_error_code, last_error, operation_id, time_zone, calendar) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-	             "?, ?, ?, ?, ?)")
+	    .Prepare(
+	        "INSERT OR IGNORE INTO merge_requests(database_id, request_id, arguments, state, merge_action, "
+	        "branch_name, base_snapshot_id, ours_snapshot_id, theirs_snapshot_id, created_at_us, "
+	        "last_error_code, last_error, operation_id, time_zone, calendar) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+	        "?, ?, ?, ?, ?)")
 	    .Bind(1, database_id)
 	    .Bind(2, record.request_id)
 	    .Bind(3, record.arguments)

@@ -39,7 +39,8 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 				extent.offset = static_cast<uint64_t>(r) * 10;
 				extent.length = 10;
 				try {
-					store.files.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r), {extent});
+					store.files.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r),
+					                          {extent});
 				} catch (DifferentialError &e) {
 					EXPECT_EQ(e.code, "branch_not_found");
 					failures++;

@@ -8,16 +8,16 @@ test:
 	bash scripts/test.sh
 
 build:
-	bash scripts/build.sh differential_loadable_extension
+	bash scripts/build.sh differential_loadable_extension differential_shell
 
 bench:
 	bash scripts/bench.sh
 
 format:
-	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
 
 format-check:
-	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
+	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
 clean:
 	rm -rf build

@@ -3,7 +3,10 @@
 # extension repository build/repository, and builds the CLI at build/release/duckdb (see shell/shell.cpp).
 # DuckDB's build tree lives in the cache, so a change to our code alone never recompiles DuckDB.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-[ -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ] || bash "$REPO_ROOT/scripts/setup.sh"
+# The sdist and this checkout's venv (which reads the sdist's commit and publishes the repository) come from setup.
+if [ ! -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ] || [ ! -x "$VENV/bin/python" ]; then
+  bash "$REPO_ROOT/scripts/setup.sh"
+fi
 
 commit=$("$VENV/bin/python" -c "import json;print(json.load(open('$DUCKDB_SRC/duckdb_packaging/build_info.json'))['duckdb_commit'])")
 targets=("$@"); ((${#targets[@]})) || targets=(differential_loadable_extension differential_shell)

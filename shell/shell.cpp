@@ -1,7 +1,7 @@
-// A small SQL shell over DuckDB's C API, built into build/release/duckdb against the same DuckDB library as the
+// A small SQL shell over DuckDB's C++ API, built into build/release/duckdb against the same DuckDB library as the
 // extension. The PyPI sdist ships no sources for DuckDB's own shell (tools/shell), so this stands in for it: same
 // spelling for the options used here (-unsigned, -c, -cmd, -csv, -box, -bail, -version), statements end with ';'.
-#include "duckdb.h"
+#include "duckdb.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -12,11 +12,13 @@
 
 namespace {
 
+using duckdb::idx_t;
+
 enum class Mode { BOX, CSV };
 
 struct Shell {
-	duckdb_database database = nullptr;
-	duckdb_connection connection = nullptr;
+	duckdb::unique_ptr<duckdb::DuckDB> database;
+	duckdb::unique_ptr<duckdb::Connection> connection;
 	Mode mode = Mode::BOX;
 	bool bail = false;
 	bool interactive = false;
@@ -53,45 +55,33 @@ std::string CsvField(const std::string &text) {
 	return quoted + "\"";
 }
 
-bool IsNumeric(duckdb_type type) {
-	switch (type) {
-	case DUCKDB_TYPE_TINYINT:
-	case DUCKDB_TYPE_SMALLINT:
-	case DUCKDB_TYPE_INTEGER:
-	case DUCKDB_TYPE_BIGINT:
-	case DUCKDB_TYPE_HUGEINT:
-	case DUCKDB_TYPE_UTINYINT:
-	case DUCKDB_TYPE_USMALLINT:
-	case DUCKDB_TYPE_UINTEGER:
-	case DUCKDB_TYPE_UBIGINT:
-	case DUCKDB_TYPE_UHUGEINT:
-	case DUCKDB_TYPE_FLOAT:
-	case DUCKDB_TYPE_DOUBLE:
-	case DUCKDB_TYPE_DECIMAL:
-		return true;
-	default:
-		return false;
+// Values are shown as DuckDB casts them to VARCHAR, as DuckDB's shell shows them; numbers align right.
+void Render(Shell &shell, duckdb::QueryResult &result) {
+	idx_t columns = result.ColumnCount();
+	std::vector<std::string> names = duckdb::IdentifiersToStrings(result.GetNames());
+	std::vector<bool> numeric;
+	for (auto &type : result.GetTypes()) {
+		numeric.push_back(type.IsNumeric());
 	}
-}
-
-void Render(Shell &shell, duckdb_result &result) {
-	idx_t columns = duckdb_column_count(&result);
-	idx_t rows = duckdb_row_count(&result);
-	std::vector<std::string> names;
-	std::vector<std::vector<std::string>> cells(rows, std::vector<std::string>(columns));
-	std::vector<std::vector<bool>> nulls(rows, std::vector<bool>(columns));
-	for (idx_t col = 0; col < columns; col++) {
-		names.emplace_back(duckdb_column_name(&result, col));
-		for (idx_t row = 0; row < rows; row++) {
-			if (duckdb_value_is_null(&result, col, row)) {
-				nulls[row][col] = true;
-				continue;
+	std::vector<std::vector<std::string>> cells;
+	std::vector<std::vector<bool>> nulls;
+	while (auto chunk = result.Fetch()) {
+		if (chunk->size() == 0) {
+			break;
+		}
+		for (idx_t row = 0; row < chunk->size(); row++) {
+			cells.emplace_back(columns);
+			nulls.emplace_back(columns);
+			for (idx_t col = 0; col < columns; col++) {
+				auto value = chunk->GetValue(col, row);
+				nulls.back()[col] = value.IsNull();
+				if (!value.IsNull()) {
+					cells.back()[col] = value.ToString();
+				}
 			}
-			char *text = duckdb_value_varchar(&result, col, row);
-			cells[row][col] = text ? text : "";
-			duckdb_free(text);
 		}
 	}
+	idx_t rows = cells.size();
 	if (shell.mode == Mode::CSV) {
 		for (idx_t col = 0; col < columns; col++) {
 			std::cout << (col ? "," : "") << CsvField(names[col]);
@@ -135,7 +125,7 @@ void Render(Shell &shell, duckdb_result &result) {
 	for (idx_t row = 0; row < rows; row++) {
 		std::string text = "│";
 		for (idx_t col = 0; col < columns; col++) {
-			bool right = IsNumeric(duckdb_column_type(&result, col)) && !nulls[row][col];
+			bool right = numeric[col] && !nulls[row][col];
 			text += " " + Pad(cells[row][col], widths[col], right) + " │";
 		}
 		std::cout << text << "\n";
@@ -143,9 +133,9 @@ void Render(Shell &shell, duckdb_result &result) {
 	line("└", "┴", "┘");
 }
 
-void ReportError(Shell &shell, const char *message) {
+void ReportError(Shell &shell, const std::string &message) {
 	std::cout.flush();
-	std::cerr << (message ? message : "unknown error") << std::endl;
+	std::cerr << message << std::endl;
 	shell.failed = true;
 	if (shell.bail) {
 		shell.quit = true;
@@ -155,38 +145,24 @@ void ReportError(Shell &shell, const char *message) {
 // Runs every statement of a script in order and prints the results of those that return rows, as DuckDB's shell
 // does; an error stops the rest of this script (and, with -bail, the shell).
 void RunSql(Shell &shell, const std::string &sql) {
-	duckdb_extracted_statements statements = nullptr;
-	idx_t count = duckdb_extract_statements(shell.connection, sql.c_str(), &statements);
-	if (count == 0) {
-		const char *error = duckdb_extract_statements_error(statements);
-		if (error) {
-			ReportError(shell, error);
+	try {
+		for (auto &statement : shell.connection->ExtractStatements(sql)) {
+			if (shell.quit) {
+				break;
+			}
+			auto result = shell.connection->Query(std::move(statement));
+			if (result->HasError()) {
+				ReportError(shell, result->GetError());
+				break;
+			}
+			if (result->GetStatementProperties().return_type == duckdb::StatementReturnType::QUERY_RESULT) {
+				Render(shell, *result);
+			}
 		}
-		duckdb_destroy_extracted(&statements);
-		return;
-	}
-	for (idx_t i = 0; i < count && !shell.quit; i++) {
-		duckdb_prepared_statement prepared = nullptr;
-		if (duckdb_prepare_extracted_statement(shell.connection, statements, i, &prepared) == DuckDBError) {
-			ReportError(shell, duckdb_prepare_error(prepared));
-			duckdb_destroy_prepare(&prepared);
-			break;
-		}
-		duckdb_result result;
-		bool ok = duckdb_execute_prepared(prepared, &result) == DuckDBSuccess;
-		duckdb_destroy_prepare(&prepared);
-		if (!ok) {
-			ReportError(shell, duckdb_result_error(&result));
-			duckdb_destroy_result(&result);
-			break;
-		}
-		if (duckdb_result_return_type(result) == DUCKDB_RESULT_TYPE_QUERY_RESULT) {
-			Render(shell, result);
-		}
-		duckdb_destroy_result(&result);
+	} catch (std::exception &ex) {
+		ReportError(shell, duckdb::ErrorData(ex).Message());
 	}
 	std::cout.flush();
-	duckdb_destroy_extracted(&statements);
 }
 
 void DotCommand(Shell &shell, const std::string &line) {
@@ -202,7 +178,7 @@ void DotCommand(Shell &shell, const std::string &line) {
 	} else if (command == ".help") {
 		std::cout << ".mode box|csv   how results are printed\n.quit           leave the shell\n";
 	} else {
-		ReportError(shell, ("Unknown command or invalid arguments: " + line + " (try .help)").c_str());
+		ReportError(shell, "Unknown command or invalid arguments: " + line + " (try .help)");
 	}
 }
 
@@ -275,7 +251,7 @@ int main(int argc, char **argv) {
 		} else if (option == "-bail") {
 			shell.bail = true;
 		} else if (option == "-version") {
-			std::cout << duckdb_library_version() << std::endl;
+			std::cout << duckdb::DuckDB::LibraryVersion() << std::endl;
 			return 0;
 		} else if (option == "-cmd" && has_value) {
 			commands.emplace_back(argv[++i]);
@@ -293,22 +269,15 @@ int main(int argc, char **argv) {
 		}
 	}
 
-	duckdb_config config = nullptr;
-	duckdb_create_config(&config);
-	if (unsigned_extensions) {
-		duckdb_set_config(config, "allow_unsigned_extensions", "true");
-	}
-	char *open_error = nullptr;
-	if (duckdb_open_ext(path.empty() ? nullptr : path.c_str(), &shell.database, config, &open_error) == DuckDBError) {
-		std::cerr << "Error: unable to open database \"" << path << "\": " << (open_error ? open_error : "") << "\n";
-		duckdb_free(open_error);
-		duckdb_destroy_config(&config);
-		return 1;
-	}
-	duckdb_destroy_config(&config);
-	if (duckdb_connect(shell.database, &shell.connection) == DuckDBError) {
-		std::cerr << "Error: unable to connect to the database\n";
-		duckdb_close(&shell.database);
+	try {
+		duckdb::DBConfig config;
+		if (unsigned_extensions) {
+			config.SetOptionByName("allow_unsigned_extensions", duckdb::Value::BOOLEAN(true));
+		}
+		shell.database = duckdb::make_uniq<duckdb::DuckDB>(path.empty() ? nullptr : path.c_str(), &config);
+		shell.connection = duckdb::make_uniq<duckdb::Connection>(*shell.database);
+	} catch (std::exception &ex) {
+		std::cerr << "Error: unable to open database \"" << path << "\": " << duckdb::ErrorData(ex).Message() << "\n";
 		return 1;
 	}
 
@@ -324,13 +293,14 @@ int main(int argc, char **argv) {
 	} else if (!shell.quit) {
 		shell.interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 		if (shell.interactive) {
-			std::cout << "DuckDB " << duckdb_library_version()
-			          << " (differential's shell over DuckDB's C API; '.help' for commands, '.quit' or Ctrl-D to leave)"
-			          << std::endl;
+			std::cout
+			    << "DuckDB " << duckdb::DuckDB::LibraryVersion()
+			    << " (differential's shell over DuckDB's C++ API; '.help' for commands, '.quit' or Ctrl-D to leave)"
+			    << std::endl;
 		}
 		ReadLoop(shell);
 	}
-	duckdb_disconnect(&shell.connection);
-	duckdb_close(&shell.database);
+	shell.connection.reset();
+	shell.database.reset();
 	return shell.failed && !shell.interactive ? 1 : 0;
 }

@@ -54,7 +54,7 @@ def test_from_a_terminal_the_demo_ends_in_the_cli(tmp_path):
     os.close(terminal)
     seen = [""]
     try:
-        text = read_until(controller, r"differential's shell over DuckDB's C API[\s\S]*D $", seen)
+        text = read_until(controller, r"differential's shell over DuckDB's C\+\+ API[\s\S]*D $", seen)
         assert "D LOAD differential;" in text
         os.write(controller, b"SELECT count(*) AS orders FROM shop.orders;\n")
         os.write(controller, b"SELECT extension_version FROM duckdb_extensions() WHERE loaded AND installed "

@@ -35,6 +35,9 @@ def test_the_shell_is_the_pinned_duckdb():
     assert SHELL.exists(), f"{SHELL} is missing: build it with `make build`"
     assert run_shell("-version").stdout.strip() == version
     assert run_shell("-csv", "-c", "PRAGMA platform").stdout == f"platform\n{engine_version_and_platform()[1]}\n"
+    # Every type prints as DuckDB casts it to VARCHAR (snapshots report TIMESTAMP WITH TIME ZONE, merges lists).
+    typed = "SELECT TIMESTAMPTZ '2026-10-01 12:00:00+00' AS t, [1, 2] AS l, {'k': 'v'} AS s, NULL AS n"
+    assert run_shell("-csv", "-c", typed).stdout == "t,l,s,n\n2026-10-01 12:00:00+00,\"[1, 2]\",{'k': v},\n"
 
 
 def test_install_from_the_repository_and_load_by_name_in_the_shell(tmp_path):

@@ -8,20 +8,20 @@ test:
 	bash scripts/test.sh
 
 build:
-	bash scripts/build.sh differential_loadable_extension
+	bash scripts/build.sh differential_loadable_extension differential_shell
 
 bench:
 	bash scripts/bench.sh
 
 format:
-	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
 
 check:
 	python3 scripts/check_layers.py
 	python3 scripts/check_sizes.py
 
 format-check:
-	find src test/unit -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
+	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
 clean:
 	rm -rf build

@@ -1,32 +1,57 @@
 #!/usr/bin/env bash
-# Builds build/release/differential.duckdb_extension against the pinned DuckDB sdist.
+# Builds build/release/differential.duckdb_extension against the pinned DuckDB sdist, publishes it into the
+# extension repository build/repository, and builds the CLI at build/release/duckdb (see shell/shell.cpp).
 # DuckDB's build tree lives in the cache, so a change to our code alone never recompiles DuckDB.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-[ -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ] || bash "$REPO_ROOT/scripts/setup.sh"
+# The sdist and this checkout's venv (which reads the sdist's commit and publishes the repository) come from setup.
+if [ ! -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ] || [ ! -x "$VENV/bin/python" ]; then
+  bash "$REPO_ROOT/scripts/setup.sh"
+fi
 
 commit=$("$VENV/bin/python" -c "import json;print(json.load(open('$DUCKDB_SRC/duckdb_packaging/build_info.json'))['duckdb_commit'])")
-targets=("$@"); ((${#targets[@]})) || targets=(differential_loadable_extension)
+targets=("$@"); ((${#targets[@]})) || targets=(differential_loadable_extension differential_shell)
 mkdir -p "$DUCKDB_BUILD"
 # One build at a time per tree: two ninja runs in one tree corrupt it.
 exec 9>"$DUCKDB_BUILD.lock"
 flock 9
-# Reconfigure when this checkout is not the one the tree was configured for (CI clones elsewhere).
-if [ ! -f "$DUCKDB_BUILD/build.ninja" ] || ! grep -qs "DUCKDB_EXTENSION_CONFIGS:.*=$REPO_ROOT/extension_config.cmake$" "$DUCKDB_BUILD/CMakeCache.txt"; then
+# BUILD_SHELL stays off: the sdist ships tools/shell's CMakeLists but not its sources, so configuring DuckDB's shell
+# fails; our CMakeLists builds a small shell of our own (differential_shell) against the same library instead.
+configure_args=(
+  -S "$DUCKDB_SRC/external/duckdb" -B "$DUCKDB_BUILD" -G Ninja
+  -DCMAKE_BUILD_TYPE=Release
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
+  -DOVERRIDE_GIT_DESCRIBE="v$DUCKDB_VERSION" -DGIT_COMMIT_HASH="$commit"
+  -DDUCKDB_EXTENSION_CONFIGS="$REPO_ROOT/extension_config.cmake"
+  -DEXTENSION_STATIC_BUILD=1 -DBUILD_SHELL=0 -DBUILD_UNITTESTS=0
+  -DENABLE_SANITIZER=0 -DENABLE_UBSAN=0
+)
+# Reconfigure when the tree was configured with other arguments: another checkout (CI clones elsewhere, and the
+# extension config's path is among them) or an older version of this script. Ninja then rebuilds only what changed.
+configured="$DUCKDB_BUILD/differential-configure-args"
+if [ ! -f "$DUCKDB_BUILD/build.ninja" ] || [ "$(cat "$configured" 2>/dev/null)" != "${configure_args[*]}" ]; then
   log "configuring DuckDB $DUCKDB_VERSION ($commit) in $DUCKDB_BUILD"
-  cmake -S "$DUCKDB_SRC/external/duckdb" -B "$DUCKDB_BUILD" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DOVERRIDE_GIT_DESCRIBE="v$DUCKDB_VERSION" -DGIT_COMMIT_HASH="$commit" \
-    -DDUCKDB_EXTENSION_CONFIGS="$REPO_ROOT/extension_config.cmake" \
-    -DEXTENSION_STATIC_BUILD=1 -DBUILD_SHELL=0 -DBUILD_UNITTESTS=0 \
-    -DENABLE_SANITIZER=0 -DENABLE_UBSAN=0 >"$DUCKDB_BUILD/configure.log"
+  rm -f "$configured"
+  cmake "${configure_args[@]}" >"$DUCKDB_BUILD/configure.log" 2>&1 || { tail -n 30 "$DUCKDB_BUILD/configure.log"; exit 1; }
+  printf '%s' "${configure_args[*]}" >"$configured"
 fi
 log "building ${targets[*]} (the first build compiles DuckDB: about 30-40 minutes on 2 cores)"
 cmake --build "$DUCKDB_BUILD" --target "${targets[@]}" -- -j"$(nproc)"
 for t in "${targets[@]}"; do
-  if [ "$t" = differential_loadable_extension ]; then
-    mkdir -p "$(dirname "$EXTENSION_OUT")"
-    cp "$DUCKDB_BUILD/extension/differential/differential.duckdb_extension" "$EXTENSION_OUT"
-    log "built $EXTENSION_OUT"
-  fi
+  case "$t" in
+    differential_loadable_extension)
+      mkdir -p "$(dirname "$EXTENSION_OUT")"
+      cp "$DUCKDB_BUILD/extension/differential/differential.duckdb_extension" "$EXTENSION_OUT"
+      log "built $EXTENSION_OUT"
+      # The repository path comes from the file's own footer (DuckDB version, platform), never from this script.
+      log "published $("$VENV/bin/python" "$REPO_ROOT/scripts/extension_repository.py" publish "$EXTENSION_OUT" \
+        "$REPOSITORY_OUT")"
+      ;;
+    differential_shell)
+      mkdir -p "$(dirname "$SHELL_OUT")"
+      # Copy to a temporary name first: a running shell keeps the old file, and a half-copied binary is never run.
+      cp "$DUCKDB_BUILD/extension/differential/differential_shell" "$SHELL_OUT.tmp"
+      mv -f "$SHELL_OUT.tmp" "$SHELL_OUT"
+      log "built $SHELL_OUT"
+      ;;
+  esac
 done

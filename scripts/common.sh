@@ -9,6 +9,8 @@ DUCKDB_SRC="$CACHE_ROOT/duckdb-$DUCKDB_VERSION"            # the unpacked PyPI s
 DUCKDB_BUILD="${DIFFERENTIAL_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-release}"
 VENV="$REPO_ROOT/.venv"
 EXTENSION_OUT="$REPO_ROOT/build/release/differential.duckdb_extension"
+REPOSITORY_OUT="$REPO_ROOT/build/repository"                 # a DuckDB extension repository: INSTALL ... FROM it
+SHELL_OUT="$REPO_ROOT/build/release/duckdb"                  # the CLI, built against the same DuckDB library
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"
 export CCACHE_BASEDIR="$CACHE_ROOT"
 log() { printf '\033[1m[differential]\033[0m %s\n' "$*" >&2; }

@@ -1,5 +1,6 @@
 """The main job: walks through the local lifecycle on a fresh repository, printing each step, then
-opens a SQL prompt with the extension loaded (when run from a terminal)."""
+opens the DuckDB CLI (build/release/duckdb) on the same repository, the extension installed from the
+build's extension repository and loaded by name (when run from a terminal)."""
 import os
 import pathlib
 import sys
@@ -9,6 +10,8 @@ import duckdb
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+SHELL = REPO_ROOT / "build" / "release" / "duckdb"
+EXTENSION_REPOSITORY = REPO_ROOT / "build" / "repository"
 
 STEPS = [
     ("Create a database on first ATTACH and load data", [
@@ -93,31 +96,31 @@ def show(con, sql):
         con.execute(sql)
 
 
-def prompt(con):
-    print("\nSQL prompt with the extension loaded ('.quit' or Ctrl-D to leave). The demo databases are attached.")
-    buffer = ""
-    while True:
-        try:
-            line = input("D " if not buffer else "> ")
-        except EOFError:
-            print()
-            return
-        if not buffer and line.strip() in (".quit", ".exit"):
-            return
-        buffer += line + "\n"
-        if not buffer.strip().endswith(";"):
-            continue
-        try:
-            show_result = con.sql(buffer)
-            if show_result is not None:
-                show_result.show()
-        except duckdb.Error as error:
-            print(error)
-        buffer = ""
+def open_cli(repository):
+    """Replaces this process with the CLI, set up the way a CLI user does it: install from the extension
+    repository, load by name, point at the demo's repository and attach what the demo left attached."""
+    # A directory of the demo's own, so the demo never touches ~/.duckdb; users leave the SET out.
+    setup = [
+        f"SET extension_directory = '{repository}-extensions'",
+        f"INSTALL differential FROM '{EXTENSION_REPOSITORY}'",
+        "LOAD differential",
+        f"SET differential_repository = '{repository}'",
+        "ATTACH 'differential:analytics' AS analytics",
+        "ATTACH 'differential:shop' AS shop",
+    ]
+    print("\nOpening the DuckDB CLI on the same repository ('.quit' or Ctrl-D to leave):")
+    print(f"{SHELL.relative_to(REPO_ROOT)} -unsigned")
+    for sql in setup:
+        print(f"D {sql};")
+    arguments = [str(SHELL), "-unsigned"]
+    for sql in setup:
+        arguments += ["-cmd", sql]
+    sys.stdout.flush()
+    os.execv(str(SHELL), arguments)
 
 
 def main():
-    repository = sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="differential-demo-")
+    repository = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp(prefix="differential-demo-"))
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{EXTENSION}'")
     con.execute(f"SET differential_repository = '{repository}'")
@@ -127,8 +130,10 @@ def main():
         for sql in statements:
             show(con, sql)
         print()
-    if sys.stdin.isatty() and os.environ.get("CI") is None:
-        prompt(con)
+    # The CLI opens the repository's databases itself: this process lets go of them first.
+    con.close()
+    if sys.stdin.isatty() and sys.stdout.isatty() and os.environ.get("CI") is None:
+        open_cli(repository)
 
 
 if __name__ == "__main__":

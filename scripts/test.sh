@@ -3,7 +3,7 @@
 # pinned DuckDB wheel with the extension loaded. Extra arguments go to pytest.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
-bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension
+bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension differential_shell
 
 # Per checkout: CMake ties a build tree to one source directory (CI clones elsewhere).
 UNIT_BUILD="$REPO_ROOT/build/unit"

@@ -39,6 +39,7 @@ async function login(event) {
 async function loadBranches() {
   const db = $("database").value;
   const rows = await api("GET", `/api/branch/${db}/branches?all=${$("show-all").checked}`);
+  if (db !== $("database").value) return;  // another selection was made while this one loaded
   const body = $("branches").tBodies[0];
   body.replaceChildren();
   for (const b of rows) {
@@ -57,6 +58,7 @@ async function openBranch(name) {
   const info = await api("GET", `/api/branch/${db}/branches/${name}`);
   if (info.open_proposal) $("proposal").value = info.open_proposal;
   const changes = await api("GET", `/api/branch/${db}/branches/${name}/changes`);
+  if (name !== current) return;
   const body = $("changes").tBodies[0];
   body.replaceChildren();
   for (const t of changes.tables) {

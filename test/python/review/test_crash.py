@@ -22,7 +22,7 @@ POINTS = ["merge.comparison:3", "merge.application:1", "merge.publication:1", "m
 
 
 @contextlib.contextmanager
-def server(repository, crash=None):
+def server(repository, crash=None, logs=None):
     port = free_port()
     env = dict(os.environ, DIFFERENTIAL_EXTENSION=str(EXTENSION))
     env.pop("DIFFERENTIAL_CRASH_POINT", None)
@@ -46,7 +46,10 @@ def server(repository, crash=None):
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
+        text = process.stderr.read().decode(errors="replace")
         process.stderr.close()
+        if logs is not None:
+            logs.append(text)
 
 
 def h(token):
@@ -60,7 +63,8 @@ def test_merge_survives_sigkill(tmp_path, point):
     state = State(Settings(repository=repository).state_path)
     mia = tokens.mint(state, tokens.ensure_principal(state, "mia", "member"), "mia")[1]
     rob = tokens.mint(state, tokens.ensure_principal(state, "rob", "admin"), "rob")[1]
-    with server(repository) as (client, _):
+    logs = []
+    with server(repository, logs=logs) as (client, _):
         assert client.post("/api/branch/shop/branches", json={"name": "fix"}, headers=h(mia)).status_code == 201
         client.post("/api/branch/shop/sql", json={"sql": "UPDATE items SET price = 999 WHERE id = 3", "branch": "fix"},
                     headers=h(mia))
@@ -69,11 +73,12 @@ def test_merge_survives_sigkill(tmp_path, point):
         # Main moves too, so the merge combines both sides (a fast-forward would skip comparison and staging).
         client.post("/api/branch/shop/sql", json={"sql": "UPDATE items SET price = 5 WHERE id = 9"}, headers=h(rob))
         pid = client.post("/api/branch/shop/branches/fix/propose", json={}, headers=h(mia)).json()["merge"]["id"]
-    with server(repository, crash=point) as (client, process):
+    with server(repository, crash=point, logs=logs) as (client, process):
         with pytest.raises(httpx.TransportError):
             client.post("/api/branch/shop/branches/fix/merge", json={"proposal_id": pid}, headers=h(rob))
         assert process.wait(timeout=60) == -signal.SIGKILL
-    with server(repository) as (client, _):
+    with server(repository, logs=logs) as (client, _):
+        client.get("/api/auth/whoami", headers=h(mia[:-3] + "xyz"))  # a refused token is not logged either
         shown = client.get("/api/branch/shop/branches/fix", headers=h(rob)).json()
         assert shown["proposals"][-1]["state"] == "merging"
         again = client.post("/api/branch/shop/branches/fix/propose", json={}, headers=h(mia))
@@ -88,6 +93,10 @@ def test_merge_survives_sigkill(tmp_path, point):
                                                                 " ORDER BY id"}, headers=h(rob)).json()["rows"]
         assert rows == [[3, 999], [9, 5], [77, 7]]
         assert merged.json()["merge"]["merge_action"] == "merged"
+    # The server's own log (uvicorn's access lines included) never carries a token.
+    assert len(logs) == 3 and all("Uvicorn running" in text or "Application startup" in text for text in logs)
+    for token in (mia, rob):
+        assert not any(token.split("_", 2)[2][:-3] in text for text in logs)
     con = connect(repository)
     assert con.execute("SELECT sum(problems) FROM differential_verify('shop')").fetchone()[0] == 0
     tags = con.execute("SELECT count(*) FROM differential_snapshots('shop') WHERE snapshot_name = ?",

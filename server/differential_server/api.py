@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +18,7 @@ from .service import Service
 from .tokens import Caller
 
 WEB = pathlib.Path(__file__).resolve().parent / "web"
+ARROW = "application/vnd.apache.arrow.stream"
 
 
 class ErrorBody(BaseModel):
@@ -162,9 +163,15 @@ def _branch_routes(app: FastAPI, service: Service, caller: Any) -> None:
     def changes(database: str, branch: str, c: Caller = Depends(caller)) -> dict:
         return service.changes(c, database, branch)
 
-    @app.get(base + "/branches/{branch}/diff/{table}", tags=["branch"], responses=ERRORS)
-    def diff(database: str, branch: str, table: str, offset: int = Query(0, ge=0, le=2**31),
-             limit: int = Query(100, ge=1, le=1000), c: Caller = Depends(caller)) -> dict:
+    arrow = {200: {"content": {ARROW: {"schema": {"type": "string", "format": "binary"}}},
+                   "description": "one page as JSON, or with Accept: " + ARROW + " the whole diff as one stream"}}
+
+    @app.get(base + "/branches/{branch}/diff/{table}", tags=["branch"], responses={**ERRORS, **arrow})
+    def diff(database: str, branch: str, table: str, request: Request, offset: int = Query(0, ge=0, le=2**31),
+             limit: int = Query(100, ge=1, le=1000), c: Caller = Depends(caller)) -> Any:
+        """Row diff of one table since the fork: JSON pages, or the whole diff as an Arrow IPC stream."""
+        if ARROW in request.headers.get("accept", ""):
+            return Response(service.diff_arrow(c, database, branch, table), media_type=ARROW)
         return service.diff(c, database, branch, table, offset, limit)
 
     @app.get(base + "/branches/{branch}/schema-diff/{table}", tags=["branch"], responses=ERRORS)

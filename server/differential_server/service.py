@@ -152,6 +152,12 @@ class Service:
             return diff.row_diff(self.engine, database, fork, head, table, offset, limit)
         return self._run("branch.diff", caller, database, name, work, audit_ok=False)
 
+    def diff_arrow(self, caller: Caller, database: str, name: str, table: str) -> bytes:
+        def work() -> bytes:
+            fork, head = self._heads(database, name)
+            return diff.row_diff_arrow(self.engine, database, fork, head, table)
+        return self._run("branch.diff", caller, database, name, work, audit_ok=False)
+
     def schema_diff(self, caller: Caller, database: str, name: str, table: str) -> dict:
         def work() -> dict:
             fork, head = self._heads(database, name)

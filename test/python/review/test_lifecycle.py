@@ -226,3 +226,29 @@ def test_kill_switch(tmp_path):
             refused(w.create("alice", "nope"), 503, "branching_disabled")
     finally:
         w.close()
+
+
+def test_diff_as_an_arrow_stream_holds_every_page(world):
+    import pyarrow as pa
+    world.create("mia", "bulk")
+    world.sql("mia", "UPDATE items SET price = price + 1 WHERE id <= 12", branch="bulk")
+    world.sql("mia", "DELETE FROM items WHERE id = 20", branch="bulk")
+    world.sql("mia", "INSERT INTO items VALUES (21, 'new', 1, 'sku-21')", branch="bulk")
+    pages, offset = [], 0
+    while offset is not None:
+        page = world.call("max", "GET", f"/api/branch/shop/branches/bulk/diff/items?offset={offset}&limit=5").json()
+        pages += page["rows"]
+        offset = page["next_offset"]
+    response = world.client.get("/api/branch/shop/branches/bulk/diff/items",
+                                headers={**world.h("max"), "Accept": "application/vnd.apache.arrow.stream"})
+    assert response.status_code == 200 and response.headers["content-type"] == "application/vnd.apache.arrow.stream"
+    table = pa.ipc.open_stream(response.content).read_all()
+    assert table.column_names == ["op", "before", "after"]
+    rows = table.to_pylist()
+    assert [r["op"] for r in rows] == [p["op"] for p in pages] == ["update"] * 12 + ["delete", "insert"]
+    assert [r["after"] for r in rows[:12]] == [p["after"] for p in pages[:12]]
+    assert rows[12]["after"] is None and rows[13]["before"] is None and rows[13]["after"]["id"] == 21
+    with unchanged(world):
+        refused(world.client.get("/api/branch/shop/branches/bulk/diff/items",
+                                 headers={**world.h("outsider"), "Accept": "application/vnd.apache.arrow.stream"}),
+                403, "token_scope")

@@ -27,7 +27,8 @@ def _schemathesis(url, token, report, config):
                "--phases", "examples,coverage,fuzzing", "-n", "8", "--seed", "1", "--workers", "1",
                "--generation-database", "none", "--no-shrink", "--max-time", "30", "--request-timeout", "60",
                "--report", "junit", "--report-junit-path", str(report), "--no-color"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+    # Its caches (.schemathesis, .hypothesis) go to the run's own directory, not the checkout.
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=report.parent)
 
 
 def test_schemathesis_against_the_live_server_with_every_role(tmp_path):

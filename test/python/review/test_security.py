@@ -135,3 +135,17 @@ def test_tokens_are_hashed_on_disk_and_absent_from_logs_and_errors(world, caplog
     audit = world.call("rob", "GET", "/api/auth/audit").json()
     assert any(a["action"] == "auth.refused" for a in audit)
     assert any(a["action"] == "branch.merge" and a["code"] == "admin_required" for a in audit)
+
+
+def test_a_runaway_statement_is_interrupted_and_changes_nothing(tmp_path):
+    from conftest import World
+    w = World(tmp_path / "repo", sql_timeout_sec=1)
+    try:
+        w.create("agent", "slow")
+        with unchanged(w):
+            body = refused(w.sql("agent", "SELECT count(*) FROM range(1000000000000) a, range(1000) b", branch="slow"),
+                           408, "sql_timeout")
+        assert "interrupted" in body["message"]
+        assert w.sql("agent", "SELECT 42", branch="slow").json()["rows"] == [[42]]  # the branch is usable again
+    finally:
+        w.close()

@@ -64,6 +64,10 @@ async def _scenario(world, url):
         response = await rest.post("/api/branch/shop/sql", json={"sql": sql}, headers=world.h("alice"))
         assert response.status_code == 200, response.text
 
+    async with agent_client(url, world.tokens["agent"][:-4] + "AAAA") as forged:
+        status, body = await tool(forged, "list_tables", database="shop")
+        assert (status, body["code"]) == ("error", "unauthenticated")
+        assert world.tokens["agent"][-10:] not in json.dumps(body)
     async with agent_client(url, world.tokens["agent"]) as client:
         assert {t.name for t in (await client.list_tools()).tools} == TOOLS
         status, body = await tool(client, "run_sql", database="shop", sql="DELETE FROM items")

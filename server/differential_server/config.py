@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import tomllib
 from typing import Any
 
@@ -55,7 +56,9 @@ def load_settings(config_file: str | os.PathLike | None = None, **overrides: Any
     if path:
         text = pathlib.Path(path).read_text()
         values = json.loads(text) if str(path).endswith(".json") else tomllib.loads(text)
-        values = {k.replace("-", "_"): v for k, v in values.get("branching", values).items()}
+        # The spec's own spelling (maxPerDatabase) and kebab-case are accepted next to snake_case.
+        values = {re.sub(r"(?<!^)(?=[A-Z])", "_", k).replace("-", "_").lower(): v
+                  for k, v in values.get("branching", values).items()}
     for key in list(values):
         if f"DIFFERENTIAL_{key.upper()}" in os.environ:
             values.pop(key)

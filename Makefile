@@ -1,8 +1,11 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: demo test build unit bench format format-check check clean
+.PHONY: demo serve test build unit bench format format-check check clean
 
 demo:
 	bash scripts/demo.sh
+
+serve:
+	bash scripts/serve.sh
 
 test:
 	bash scripts/test.sh

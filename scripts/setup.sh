@@ -3,7 +3,8 @@
 # with the pinned DuckDB wheel, and the pinned DuckDB sdist unpacked under the cache directory.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-APT_PACKAGES=(cmake ninja-build ccache g++ libsqlite3-dev libssl-dev libgtest-dev clang-format)
+# chromium: the review page's browser tests drive Debian's build (Playwright with executable_path).
+APT_PACKAGES=(cmake ninja-build ccache g++ libsqlite3-dev libssl-dev libgtest-dev clang-format chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,6 +24,22 @@ if ! "$VENV/bin/python" -c "import duckdb,sys; sys.exit(duckdb.__version__ != '$
    || ! "$VENV/bin/python" -c "import pytest, matplotlib" 2>/dev/null; then
   log "installing duckdb==$DUCKDB_VERSION and the test tools into .venv"
   "$VENV/bin/pip" install -q "duckdb==$DUCKDB_VERSION" -r "$REPO_ROOT/requirements-dev.txt"
+fi
+
+# The review server (server/, importable as differential_server) and its locked dependencies.
+if ! "$VENV/bin/python" - "$REPO_ROOT/requirements-server.txt" <<'PY' 2>/dev/null
+import sys, importlib.metadata as md
+wanted = [l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+for line in wanted:
+    name, version = line.split("==")
+    if md.version(name) != version:
+        sys.exit(1)
+import differential_server  # noqa: F401  (the editable install is in place)
+PY
+then
+  log "installing the review server and its pinned dependencies into .venv"
+  "$VENV/bin/pip" install -q -r "$REPO_ROOT/requirements-server.txt"
+  "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$REPO_ROOT/server"
 fi
 
 if [ ! -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ]; then

@@ -1,0 +1,153 @@
+"""Merges re-decide against main's head: every 409/422 code of the spec, policies as recorded decisions."""
+from conftest import refused, unchanged
+
+
+def setup_conflict(world, branch="fix"):
+    """The branch and main both change item 3's price, and the branch also renames item 4."""
+    assert world.create("mia", branch).status_code == 201
+    assert world.sql("mia", "UPDATE items SET price = 999 WHERE id = 3", branch=branch).json()["changed"]
+    assert world.sql("mia", "UPDATE items SET name = 'renamed' WHERE id = 4", branch=branch).json()["changed"]
+    assert world.sql("alice", "UPDATE items SET price = 1 WHERE id = 3").json()["changed"]
+
+
+def test_row_conflict_without_policy_is_refused(world):
+    setup_conflict(world)
+    proposal = world.propose("mia", "fix").json()
+    conflicts = proposal["changes"]["conflicts"]
+    assert [(c["table"], c["kind"], c["key"], c["columns"]) for c in conflicts] == [
+        ("items", "cell", {"id": "3"}, ["price"])]
+    with unchanged(world):
+        body = refused(world.merge("rob", "fix", proposal["merge"]["id"]), 409, "merge_conflict")
+    assert body["conflicts"] == 1
+
+
+def test_on_conflict_main_keeps_mains_cell_and_records_the_decision(world):
+    setup_conflict(world)
+    pid = world.propose("mia", "fix", on_conflict="main").json()["merge"]["id"]
+    merged = world.merge("rob", "fix", pid)
+    assert merged.status_code == 200, merged.text
+    assert world.rows("SELECT price, name FROM items WHERE id IN (3, 4) ORDER BY id") == [[1, "item 3"],
+                                                                                          [30 + 10, "renamed"]]
+    decisions = world.service.engine.cursor().execute(
+        "SELECT table_name, action, columns FROM differential_merge_resolutions('shop', ?)",
+        [merged.json()["merge"]["request_id"]]).fetchall()
+    assert decisions == [("items", "cells", {"price": "ours"})]
+
+
+def test_on_conflict_branch_takes_the_branchs_cell(world):
+    setup_conflict(world)
+    pid = world.propose("mia", "fix", on_conflict="branch").json()["merge"]["id"]
+    assert world.merge("rob", "fix", pid).status_code == 200
+    assert world.rows("SELECT price FROM items WHERE id = 3") == [[999]]
+
+
+def test_delete_update_under_each_policy(world):
+    """The branch deletes a row main updated: main keeps it under `main`, the branch's delete wins under `branch`."""
+    for policy, item, expected in (("main", 5, [[5, 77]]), ("branch", 6, [])):
+        name = f"del-{policy}"
+        world.create("mia", name)
+        world.sql("mia", f"DELETE FROM items WHERE id = {item}", branch=name)
+        world.sql("alice", f"UPDATE items SET price = 77 WHERE id = {item}")
+        proposal = world.propose("mia", name, on_conflict=policy).json()
+        assert [c["kind"] for c in proposal["changes"]["conflicts"]] == ["delete_update"]
+        response = world.merge("rob", name, proposal["merge"]["id"])
+        assert response.status_code == 200, response.text
+        assert world.rows(f"SELECT id, price FROM items WHERE id = {item}") == expected
+
+
+def test_main_moved_without_conflict_merges_both(world):
+    world.create("mia", "fix")
+    world.sql("mia", "UPDATE items SET price = 999 WHERE id = 3", branch="fix")
+    pid = world.propose("mia", "fix").json()["merge"]["id"]
+    world.sql("alice", "UPDATE items SET price = 7 WHERE id = 9")
+    assert world.merge("rob", "fix", pid).status_code == 200
+    assert world.rows("SELECT id, price FROM items WHERE id IN (3, 9) ORDER BY id") == [[3, 999], [9, 7]]
+
+
+def test_conflicts_changed_when_main_made_new_conflicts(world):
+    world.create("mia", "fix")
+    world.sql("mia", "UPDATE items SET price = 999 WHERE id = 3", branch="fix")
+    pid = world.propose("mia", "fix", on_conflict="branch").json()["merge"]["id"]
+    world.sql("alice", "UPDATE items SET price = 1 WHERE id = 3")
+    with unchanged(world):
+        refused(world.merge("rob", "fix", pid), 409, "conflicts_changed")
+    pid2 = world.propose("mia", "fix", on_conflict="branch").json()["merge"]["id"]
+    assert world.merge("rob", "fix", pid2).status_code == 200
+
+
+def test_proposal_stale_when_the_branch_moved(world):
+    world.create("mia", "fix")
+    world.sql("mia", "UPDATE items SET price = 999 WHERE id = 3", branch="fix")
+    pid = world.propose("mia", "fix").json()["merge"]["id"]
+    world.sql("mia", "UPDATE items SET price = 998 WHERE id = 3", branch="fix")
+    with unchanged(world):
+        refused(world.merge("rob", "fix", pid), 409, "proposal_stale")
+
+
+def test_proposal_replaced_names_the_open_one(world):
+    world.create("mia", "fix")
+    world.sql("mia", "UPDATE items SET price = 999 WHERE id = 3", branch="fix")
+    first = world.propose("mia", "fix").json()["merge"]["id"]
+    second = world.propose("mia", "fix", on_conflict="main").json()["merge"]["id"]
+    with unchanged(world):
+        body = refused(world.merge("rob", "fix", first), 409, "proposal_replaced")
+    assert body["open_proposal"] == second
+
+
+def test_concurrent_write_when_expect_main_names_another_snapshot(world):
+    world.create("mia", "fix")
+    world.sql("mia", "UPDATE items SET price = 999 WHERE id = 3", branch="fix")
+    pid = world.propose("mia", "fix").json()["merge"]["id"]
+    head = world.service.engine.main_head("shop")
+    with unchanged(world):
+        body = refused(world.merge("rob", "fix", pid, expect_main=head - 1), 409, "concurrent_write")
+    assert body["main_head"] == head
+    assert world.merge("rob", "fix", pid, expect_main=head).status_code == 200
+
+
+def test_nothing_to_merge(world):
+    world.create("mia", "empty")
+    pid = world.propose("mia", "empty").json()["merge"]["id"]
+    with unchanged(world):
+        refused(world.merge("rob", "empty", pid), 422, "nothing_to_merge")
+
+
+def test_column_changes_are_merge_unsupported(world):
+    world.create("mia", "ddl")
+    assert world.sql("mia", "ALTER TABLE items ADD COLUMN color VARCHAR", branch="ddl").status_code == 200
+    changes = world.call("mia", "GET", "/api/branch/shop/branches/ddl/changes").json()
+    assert [(t["table"], t["change"]) for t in changes["tables"]] == [("items", "altered")]
+    schema = world.call("mia", "GET", "/api/branch/shop/branches/ddl/schema-diff/items").json()
+    assert schema["columns"] == [{"column": "color", "change": "added", "type": "VARCHAR"}]
+    pid = world.propose("mia", "ddl").json()["merge"]["id"]
+    with unchanged(world):
+        refused(world.merge("rob", "ddl", pid), 422, "merge_unsupported")
+
+
+def test_created_and_dropped_tables_merge(world):
+    world.create("mia", "tables")
+    world.sql("mia", "CREATE TABLE notes (id INTEGER PRIMARY KEY, body VARCHAR)", branch="tables")
+    world.sql("mia", "INSERT INTO notes VALUES (1, 'hello')", branch="tables")
+    world.sql("mia", "DROP TABLE customers", branch="tables")
+    changes = world.propose("mia", "tables").json()
+    kinds = {t["table"]: (t["change"], t["inserted"], t["deleted"]) for t in changes["changes"]["tables"]}
+    assert kinds == {"notes": ("created", 1, 0), "customers": ("dropped", 0, 3)}
+    assert world.merge("rob", "tables", changes["merge"]["id"]).status_code == 200
+    tables = [t["table"] for t in world.call("mia", "GET", "/api/branch/shop/tables").json()]
+    assert tables == ["items", "notes"]
+
+
+def test_keys_are_checked_and_matches_refuse_the_merge(world):
+    world.create("mia", "keys")
+    world.sql("mia", "INSERT INTO items VALUES (200, 'branch row', 1, 'sku-new')", branch="keys")
+    world.sql("alice", "INSERT INTO items VALUES (300, 'main row', 2, 'sku-new')")
+    with unchanged(world):
+        refused(world.propose("mia", "keys", keys=["main.nope=id"]), 400, "invalid_key")
+        refused(world.propose("mia", "keys", keys=["main.items=nope"]), 400, "invalid_key")
+        refused(world.propose("mia", "keys", keys=["main.customers=id"]), 400, "invalid_key")
+        refused(world.propose("mia", "keys", keys=["other.items=sku"]), 400, "invalid_key")
+    proposal = world.propose("mia", "keys", keys=["main.items=sku"]).json()
+    assert proposal["changes"]["key_matches"] == [
+        {"table": "items", "kind": "key_match", "key": {"id": "200"}, "columns": ["sku"]}]
+    with unchanged(world):
+        refused(world.merge("rob", "keys", proposal["merge"]["id"]), 409, "merge_conflict")

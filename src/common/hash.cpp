@@ -84,4 +84,20 @@ bool IsZeroHash(const Hash256 &hash) {
 	return true;
 }
 
+std::vector<uint8_t> JoinHashes(const Hash256 *hashes, size_t count) {
+	std::vector<uint8_t> blob(count * 32);
+	for (size_t i = 0; i < count; i++) {
+		std::memcpy(blob.data() + i * 32, hashes[i].data(), 32);
+	}
+	return blob;
+}
+
+std::vector<Hash256> SplitHashes(const std::vector<uint8_t> &blob) {
+	std::vector<Hash256> out(blob.size() / 32);
+	for (size_t i = 0; i < out.size(); i++) {
+		std::memcpy(out[i].data(), blob.data() + i * 32, 32);
+	}
+	return out;
+}
+
 } // namespace differential

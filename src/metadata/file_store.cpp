@@ -7,7 +7,6 @@
 #include "metadata/lookups.hpp"
 #include "metadata/sqlite.hpp"
 
-#include <cstring>
 #include <unistd.h>
 
 namespace differential {
@@ -171,10 +170,7 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 		auto &db = session.db;
 		auto branch_id = RequireFileBranch(session, file);
 		InsertChunksAndPages(db, new_pages, new_chunks);
-		std::vector<uint8_t> blob(pages.size() * 32);
-		for (size_t i = 0; i < pages.size(); i++) {
-			std::memcpy(blob.data() + i * 32, pages[i].data(), 32);
-		}
+		auto blob = JoinHashes(pages.data(), pages.size());
 		db.Prepare("INSERT INTO roots(file_length, pages) VALUES (?, ?)")
 		    .Bind(1, static_cast<int64_t>(length))
 		    .BindBlob(2, blob.data(), blob.size())

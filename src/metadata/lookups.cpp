@@ -44,14 +44,6 @@ int64_t RequireBranchId(MetadataSession &session, const std::string &database, c
 	return *id;
 }
 
-std::vector<Hash256> SplitHashes(const std::vector<uint8_t> &blob) {
-	std::vector<Hash256> out(blob.size() / 32);
-	for (size_t i = 0; i < out.size(); i++) {
-		std::memcpy(out[i].data(), blob.data() + i * 32, 32);
-	}
-	return out;
-}
-
 Hash256 HashFromBlob(const std::vector<uint8_t> &blob) {
 	Hash256 hash {};
 	std::memcpy(hash.data(), blob.data(), std::min<size_t>(32, blob.size()));

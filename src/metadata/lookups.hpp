@@ -21,7 +21,6 @@ int64_t RequireSnapshotRoot(MetadataSession &session, int64_t database_id, const
                             int64_t snapshot_id, StoredFile &root);
 //! The branch's head snapshot, if it has one.
 std::optional<int64_t> BranchHead(MetadataSession &session, int64_t branch_id);
-std::vector<Hash256> SplitHashes(const std::vector<uint8_t> &blob);
 Hash256 HashFromBlob(const std::vector<uint8_t> &blob);
 
 //! A new snapshot row with its parents, as every kind of snapshot (ordinary, restore, merge) records it.

@@ -31,30 +31,10 @@ std::string NewUuid() {
 	return out;
 }
 
-MetadataTransaction::MetadataTransaction(std::mutex &lock, SqliteDatabase &db) : MetadataSession(lock, db) {
-	db.Execute("BEGIN IMMEDIATE");
-	open = true;
-}
-
-MetadataTransaction::MetadataTransaction(MetadataTransaction &&other) noexcept
-    : MetadataSession(std::move(other)), open(other.open) {
-	other.open = false;
-}
-
-MetadataTransaction::~MetadataTransaction() {
-	if (open) {
-		// A ROLLBACK fails only when SQLite already rolled back (after an I/O error in COMMIT); the error that
-		// caused it is what the caller reports.
-		try {
-			db.Execute("ROLLBACK");
-		} catch (...) {
-		}
-	}
-}
-
-void MetadataTransaction::Commit() {
-	SqliteTransaction::CommitOpen(db);
-	open = false;
+// The SQLite transaction itself (BEGIN IMMEDIATE, rollback unless committed) is SqliteTransaction's; this
+// adds only the connection's mutex, taken first by the session.
+MetadataTransaction::MetadataTransaction(std::mutex &lock, SqliteDatabase &db)
+    : MetadataSession(lock, db), transaction(db) {
 }
 
 MetadataCore::MetadataCore(const std::string &root_p)

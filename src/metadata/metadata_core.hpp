@@ -2,6 +2,8 @@
 // sessions and transactions every per-concept store works inside.
 #pragma once
 
+#include "metadata/sqlite.hpp"
+
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -11,8 +13,6 @@
 #include <vector>
 
 namespace differential {
-
-class SqliteDatabase;
 
 static constexpr int64_t METADATA_SCHEMA_VERSION = 3;
 static constexpr int64_t STORE_FORMAT_VERSION = 1;
@@ -37,12 +37,13 @@ public:
 class MetadataTransaction : public MetadataSession {
 public:
 	MetadataTransaction(std::mutex &lock, SqliteDatabase &db);
-	~MetadataTransaction();
-	MetadataTransaction(MetadataTransaction &&other) noexcept;
-	void Commit();
+	void Commit() {
+		transaction.Commit();
+	}
 
 private:
-	bool open = false;
+	//! Destroyed (rolled back unless committed) before the session's lock is released.
+	SqliteTransaction transaction;
 };
 
 class MetadataCore {

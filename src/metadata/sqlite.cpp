@@ -201,16 +201,12 @@ SqliteTransaction::~SqliteTransaction() {
 }
 
 void SqliteTransaction::Commit() {
-	CommitOpen(db);
-	done = true;
-}
-
-void SqliteTransaction::CommitOpen(SqliteDatabase &db) {
 	if (int injected = InjectedFault("metadata.commit")) {
 		// Fail as a COMMIT that hit an I/O error would: the transaction stays open and rolls back.
 		db.Raise("Committing a metadata transaction", "COMMIT", injected == ENOSPC ? SQLITE_FULL : SQLITE_IOERR_FSYNC);
 	}
 	db.Execute("COMMIT");
+	done = true;
 }
 
 } // namespace differential

@@ -83,9 +83,8 @@ public:
 	~SqliteTransaction();
 	SqliteTransaction(const SqliteTransaction &) = delete;
 	SqliteTransaction &operator=(const SqliteTransaction &) = delete;
+	//! COMMITs (the metadata.commit fault point sits here).
 	void Commit();
-	//! COMMITs the transaction open on `db` (the metadata.commit fault point sits here).
-	static void CommitOpen(SqliteDatabase &db);
 
 private:
 	SqliteDatabase &db;

@@ -4,8 +4,6 @@
 #include "common/errors.hpp"
 #include "storage/chunk_geometry.hpp"
 
-#include <cstring>
-
 namespace differential {
 
 std::vector<uint8_t> EncodeIndexPage(const std::vector<Hash256> &slots) {
@@ -13,11 +11,7 @@ std::vector<uint8_t> EncodeIndexPage(const std::vector<Hash256> &slots) {
 	while (used > 0 && IsZeroHash(slots[used - 1])) {
 		used--;
 	}
-	std::vector<uint8_t> blob(used * 32);
-	for (size_t i = 0; i < used; i++) {
-		std::memcpy(blob.data() + i * 32, slots[i].data(), 32);
-	}
-	return blob;
+	return JoinHashes(slots.data(), used);
 }
 
 std::vector<Hash256> DecodeIndexPage(const std::vector<uint8_t> &blob) {
@@ -26,11 +20,7 @@ std::vector<Hash256> DecodeIndexPage(const std::vector<uint8_t> &blob) {
 		     "An index page of " + std::to_string(blob.size()) +
 		         " bytes is malformed. The repository is damaged; run differential_verify().");
 	}
-	std::vector<Hash256> slots(blob.size() / 32);
-	for (size_t i = 0; i < slots.size(); i++) {
-		std::memcpy(slots[i].data(), blob.data() + i * 32, 32);
-	}
-	return slots;
+	return SplitHashes(blob);
 }
 
 } // namespace differential

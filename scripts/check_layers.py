@@ -12,7 +12,7 @@ ALLOWED = {
     "common": set(),
     "storage": {"common"},
     "metadata": {"common", "storage/file_catalog.hpp", "storage/diff_path.hpp"},
-    "remote": {"common", "storage/object_store.hpp"},
+    "remote": {"common", "storage/object_store.hpp", "storage/remote_image.hpp"},
     "repository": {"common", "storage", "metadata"},
     "maintenance": {"common", "storage", "metadata", "repository"},
     "catalog": {"common", "storage", "metadata", "repository"},

@@ -32,7 +32,8 @@ set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/remote/s3_response.cpp
     ${DIFFERENTIAL_SRC}/remote/s3_object_store.cpp
     ${DIFFERENTIAL_SRC}/remote/conditional_write_probe.cpp
-    ${DIFFERENTIAL_SRC}/remote/object_store_url.cpp)
+    ${DIFFERENTIAL_SRC}/remote/object_store_url.cpp
+    ${DIFFERENTIAL_SRC}/remote/export_format.cpp)
 
 add_executable(
   differential_remote_tests
@@ -46,6 +47,7 @@ add_executable(
   ${CMAKE_CURRENT_LIST_DIR}/local_object_store_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/conditional_write_probe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/object_store_url_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/export_format_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)
 target_include_directories(differential_remote_tests PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
 target_compile_definitions(differential_remote_tests PRIVATE ${DIFFERENTIAL_TEST_SERVERS})

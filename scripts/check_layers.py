@@ -15,7 +15,7 @@ ALLOWED = {
     "remote": {"common", "storage/object_store.hpp", "storage/remote_image.hpp"},
     "repository": {"common", "storage", "metadata"},
     "maintenance": {"common", "storage", "metadata", "repository"},
-    "catalog": {"common", "storage", "metadata", "repository"},
+    "catalog": {"common", "storage", "metadata", "remote", "repository"},
     "merge": {"common", "metadata", "storage"},
     "replication": {"common", "storage", "metadata", "remote", "repository"},
     "functions": {"common", "storage", "metadata", "remote", "repository", "catalog", "maintenance", "merge",

@@ -33,7 +33,8 @@ set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/remote/s3_object_store.cpp
     ${DIFFERENTIAL_SRC}/remote/conditional_write_probe.cpp
     ${DIFFERENTIAL_SRC}/remote/object_store_url.cpp
-    ${DIFFERENTIAL_SRC}/remote/export_format.cpp)
+    ${DIFFERENTIAL_SRC}/remote/export_format.cpp
+    ${DIFFERENTIAL_SRC}/remote/text_object.cpp)
 
 add_executable(
   differential_remote_tests

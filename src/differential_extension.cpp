@@ -62,6 +62,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());
 	loader.RegisterFunction(differential::CleanupOldFilesFunction());
+	loader.RegisterFunction(differential::CleanupRemoteFilesFunction());
 	loader.RegisterFunction(differential::StorageInfoFunctions());
 	loader.RegisterFunction(differential::MergeAncestryFunction());
 	loader.RegisterFunction(differential::MergeBranchFunction());

@@ -16,7 +16,7 @@ ALLOWED = {
     "repository": {"common", "storage", "metadata"},
     "export": {"common", "storage", "metadata", "remote", "repository"},
     "maintenance": {"common", "storage", "metadata", "repository"},
-    "catalog": {"common", "storage", "metadata", "repository", "export"},
+    "catalog": {"common", "storage", "metadata", "remote", "repository", "export"},
     "merge": {"common", "metadata", "storage"},
     "replication": {"common", "storage", "metadata", "remote", "repository"},
     "functions": {"common", "storage", "metadata", "remote", "repository", "catalog", "maintenance", "merge",

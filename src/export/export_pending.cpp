@@ -4,12 +4,14 @@
 
 #include "common/errors.hpp"
 #include "common/logging.hpp"
+#include "export/export_marker.hpp"
 #include "export/snapshot_export.hpp"
 #include "remote/export_format.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -47,8 +49,10 @@ static std::string RetryHint(const std::string &database) {
 }
 
 [[noreturn]] static void RaiseFailure(const ExportContext &context, int64_t snapshot_id, const ExportFailure &e) {
-	auto what = "Snapshot " + std::to_string(snapshot_id) + " of database " + context.database +
-	            " is committed locally, but its export to " + context.store_url + " failed (" + e.what() + "). ";
+	auto subject = snapshot_id < 0 ? "Database " + context.database + " has snapshots that are committed locally"
+	                               : "Snapshot " + std::to_string(snapshot_id) + " of database " + context.database +
+	                                     " is committed locally";
+	auto what = subject + ", but exporting to " + context.store_url + " failed (" + e.what() + "). ";
 	if (e.status == ObjectStatus::DENIED) {
 		Fail(ErrorKind::IO, "access_denied",
 		     what + "The store refused the credentials: check the TYPE s3 secret whose SCOPE covers " +
@@ -93,33 +97,60 @@ static void PublishHeads(ExportContext &context, ExportRun &run) {
 	}
 }
 
+//! Whether some branch's head is behind its newest exported snapshot (a head move failed earlier).
+static bool HeadsBehind(ExportContext &context) {
+	auto &remote = context.repository.metadata->remote;
+	for (auto &newest : remote.NewestExports(context.database, context.store_url)) {
+		auto head = remote.Head(context.store_url, context.database, newest.branch_name);
+		if (!head || head->snapshot_id < newest.snapshot_id) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void ExportObjects(ExportContext &context, const std::vector<PendingExport> &pending, ExportRun &run) {
+	for (auto &snapshot : pending) {
+		ExportedSnapshot exported;
+		exported.snapshot_id = snapshot.snapshot_id;
+		exported.branch_name = snapshot.branch_name;
+		LogTimer timer;
+		try {
+			exported.descriptor = ExportSnapshotObjects(context, snapshot.snapshot_id, exported.stats);
+		} catch (ExportFailure &e) {
+			RaiseFailure(context, snapshot.snapshot_id, e);
+		} catch (RemoteConflict &e) {
+			RaiseConflict(context, snapshot.snapshot_id, e.what());
+		}
+		LogEvent("export_snapshot", timer.ElapsedMs(),
+		         context.database + " snapshot " + std::to_string(snapshot.snapshot_id) + " to " + context.store_url +
+		             ": " + std::to_string(exported.stats.packs) + " pack(s), " +
+		             std::to_string(exported.stats.chunks) + " chunk(s), " + std::to_string(exported.stats.bytes) +
+		             " bytes in " + std::to_string(exported.stats.requests) + " request(s)");
+		run.stats.Add(exported.stats);
+		run.snapshots.push_back(std::move(exported));
+	}
+}
+
 ExportRun ExportPendingSnapshots(Repository &repository, const std::string &database, ObjectStore &store,
                                  const std::string &store_url, std::optional<int64_t> up_to) {
 	ExportLock lock(repository.root);
 	ExportContext context {repository, database, store, store_url};
 	ExportRun run;
-	LogTimer timer;
-	for (auto &pending : repository.metadata->remote.PendingExports(database, up_to)) {
-		ExportedSnapshot exported;
-		exported.snapshot_id = pending.snapshot_id;
-		exported.branch_name = pending.branch_name;
-		LogTimer snapshot_timer;
-		try {
-			exported.descriptor = ExportSnapshotObjects(context, pending.snapshot_id, exported.stats);
-		} catch (ExportFailure &e) {
-			RaiseFailure(context, pending.snapshot_id, e);
-		} catch (RemoteConflict &e) {
-			RaiseConflict(context, pending.snapshot_id, e.what());
-		}
-		LogEvent("export_snapshot", snapshot_timer.ElapsedMs(),
-		         database + " snapshot " + std::to_string(pending.snapshot_id) + " to " + store_url + ": " +
-		             std::to_string(exported.stats.packs) + " pack(s), " + std::to_string(exported.stats.chunks) +
-		             " chunk(s), " + std::to_string(exported.stats.bytes) + " bytes in " +
-		             std::to_string(exported.stats.requests) + " request(s)");
-		run.stats.Add(exported.stats);
-		run.snapshots.push_back(std::move(exported));
+	auto pending = repository.metadata->remote.PendingExports(database, up_to);
+	if (pending.empty() && !HeadsBehind(context)) {
+		return run; // nothing to do costs no request
 	}
+	LogTimer timer;
+	std::unique_ptr<ExportMarker> marker;
+	try {
+		marker = std::make_unique<ExportMarker>(context, run.stats);
+	} catch (ExportFailure &e) {
+		RaiseFailure(context, pending.empty() ? -1 : pending.front().snapshot_id, e);
+	}
+	ExportObjects(context, pending, run);
 	PublishHeads(context, run);
+	marker.reset(); // its DELETE counts in this run
 	LogEvent("export", timer.ElapsedMs(),
 	         database + " to " + store_url + ": " + std::to_string(run.snapshots.size()) + " snapshot(s), " +
 	             std::to_string(run.heads.size()) + " head(s), " + std::to_string(run.stats.requests) + " request(s)");

@@ -152,6 +152,36 @@ bool RemoteStore::HasObject(const std::string &store_url, const std::string &key
 	return stmt.Step();
 }
 
+std::string RemoteStore::DeletionsSeen(const std::string &store_url) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT deletions_seen FROM remote_stores WHERE store_url = ?");
+	stmt.Bind(1, store_url);
+	return stmt.Step() ? stmt.Text(0) : std::string();
+}
+
+void RemoteStore::ForgetDeleted(const std::string &store_url, const std::vector<std::string> &keys,
+                                const std::string &last_record) {
+	static const std::string PACKS = "packs/";
+	auto txn = core.Write();
+	auto chunks = txn.db.Prepare("DELETE FROM remote_chunks WHERE store_url = ? AND pack_hash = ?");
+	auto objects = txn.db.Prepare("DELETE FROM remote_objects WHERE store_url = ? AND object_key = ?");
+	for (auto &key : keys) {
+		Hash256 pack;
+		if (key.rfind(PACKS, 0) == 0 && HashFromHex(key.substr(PACKS.size()), pack)) {
+			chunks.Reset();
+			chunks.Bind(1, store_url).BindBlob(2, pack.data(), pack.size()).Run();
+		} else {
+			objects.Reset();
+			objects.Bind(1, store_url).Bind(2, key).Run();
+		}
+	}
+	txn.db.Prepare("INSERT OR REPLACE INTO remote_stores(store_url, deletions_seen) VALUES (?, ?)")
+	    .Bind(1, store_url)
+	    .Bind(2, last_record)
+	    .Run();
+	txn.Commit();
+}
+
 void RemoteStore::RecordObject(const std::string &store_url, const std::string &key) {
 	auto txn = core.Write();
 	txn.db.Prepare("INSERT OR IGNORE INTO remote_objects(store_url, object_key) VALUES (?, ?)")

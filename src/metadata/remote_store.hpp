@@ -68,6 +68,12 @@ public:
 	//! Records the chunks of one uploaded pack, in one transaction.
 	void RecordPack(const std::string &store_url, const std::vector<PackedChunk> &chunks);
 	bool HasObject(const std::string &store_url, const std::string &key);
+	//! The key of the last deletion journal record of the store this repository has applied ("" for none).
+	std::string DeletionsSeen(const std::string &store_url);
+	//! Forgets objects remote cleanup deleted (packs: their chunks; other keys: the object) and records
+	//! `last_record` as applied, in one transaction.
+	void ForgetDeleted(const std::string &store_url, const std::vector<std::string> &keys,
+	                   const std::string &last_record);
 	void RecordObject(const std::string &store_url, const std::string &key);
 
 	std::optional<PublishedHead> Head(const std::string &store_url, const std::string &database,

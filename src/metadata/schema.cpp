@@ -136,7 +136,8 @@ CREATE TABLE merge_resolutions(
     PRIMARY KEY(database_id, request_id, table_name));
 )",
     // 4: S3 exports: a database's DATA_PATH, what each object store holds (chunks and their packs, other
-    // objects), which snapshots were exported, and the branch heads this repository last published.
+    // objects), which snapshots were exported, the branch heads this repository last published, and how far
+    // it has read each store's deletion journal.
     R"(
 ALTER TABLE databases ADD COLUMN data_path TEXT;
 ALTER TABLE databases ADD COLUMN export_from_snapshot INTEGER;
@@ -167,6 +168,9 @@ CREATE TABLE remote_heads(
     etag TEXT NOT NULL,
     published_at_us INTEGER NOT NULL,
     PRIMARY KEY(store_url, database_name, branch_name));
+CREATE TABLE remote_stores(
+    store_url TEXT PRIMARY KEY,
+    deletions_seen TEXT NOT NULL);
 )",
 };
 

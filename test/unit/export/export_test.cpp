@@ -5,6 +5,7 @@
 #include "metadata/sqlite.hpp"
 #include "remote/export_format.hpp"
 #include "remote/local_object_store.hpp"
+#include "remote/remote_journal.hpp"
 #include "storage/versioned_file.hpp"
 #include "test_support.hpp"
 
@@ -154,13 +155,14 @@ TEST_F(ExportTest, SecondExportUploadsOnlyWhatChanged) {
 	auto again = ExportPendingSnapshots(*repository, "db", *store, url);
 	EXPECT_TRUE(again.snapshots.empty());
 	EXPECT_EQ(again.stats.requests, 0u);
-	// An unchanged database: only its descriptor, its commit record and the head move.
+	// An unchanged database: only its descriptor, its commit record and the head move, inside the
+	// export marker's PUT and DELETE and the two listings for cleanups and their deletions.
 	repository->metadata->history.CreateSnapshot("db", "main", SnapshotRequest());
 	auto unchanged = ExportPendingSnapshots(*repository, "db", *store, url);
 	ASSERT_EQ(unchanged.snapshots.size(), 1u);
 	EXPECT_EQ(unchanged.stats.packs, 0u);
 	EXPECT_EQ(unchanged.stats.index_pages, 0u);
-	EXPECT_EQ(unchanged.stats.requests, 3u);
+	EXPECT_EQ(unchanged.stats.requests, 7u);
 	EXPECT_EQ(unchanged.stats.objects, 3u);
 	// One changed chunk: one pack of one chunk.
 	WriteAndSnapshot("db", 12288 + 262144, 262144, 9);
@@ -184,9 +186,10 @@ TEST_F(ExportTest, CloneReusesItsSourcesPacks) {
 
 TEST_F(ExportTest, FailedExportResumesAndHeadOnlyFollowsCompleteExports) {
 	WriteAndSnapshot("db", 0, 12288 + 70 * 262144, 1);
-	FailingStore failing(*store, 1);
+	FailingStore failing(*store, 2); // the export marker and one pack
 	EXPECT_EQ(ErrorCode([&] { ExportPendingSnapshots(*repository, "db", failing, url); }), "export_failed");
 	EXPECT_EQ(Count("packs/"), 1u);
+	EXPECT_EQ(Count("markers/"), 0u);
 	EXPECT_FALSE(store->Head(HeadKey("db", "main")).outcome.Ok());
 	EXPECT_EQ(Count("commits/"), 0u);
 	auto run = ExportPendingSnapshots(*repository, "db", *store, url);
@@ -221,6 +224,28 @@ TEST_F(ExportTest, StoreWithoutConditionalWritesGetsNoHead) {
 	EXPECT_EQ(ErrorCode([&] { ExportPendingSnapshots(*repository, "db", careless, careless_url); }),
 	          "conditional_writes_unsupported");
 	EXPECT_FALSE(store->Head(HeadKey("db", "main")).outcome.Ok());
+}
+
+TEST_F(ExportTest, DeletionsJournaledByCleanupAreUploadedAgain) {
+	WriteAndSnapshot("db", 0, 12288 + 2 * 262144, 1);
+	ExportPendingSnapshots(*repository, "db", *store, url);
+	std::vector<ObjectInfo> packs;
+	ASSERT_TRUE(ListAll(*store, "packs/", packs).Ok());
+	ASSERT_EQ(packs.size(), 1u);
+	// Remote cleanup journals a deletion, then deletes (as if the pack had become unreachable).
+	std::string record;
+	ASSERT_TRUE(WriteKeyRecord(*store, RecordKind::DELETIONS, 1000, {packs[0].key}, record).Ok());
+	ASSERT_TRUE(store->Delete(packs[0].key).Ok());
+	repository->metadata->history.CreateSnapshot("db", "main", SnapshotRequest());
+	auto run = ExportPendingSnapshots(*repository, "db", *store, url);
+	EXPECT_EQ(run.stats.packs, 1u);
+	EXPECT_TRUE(store->Head(packs[0].key).outcome.Ok());
+}
+
+TEST_F(ExportTest, ExportWaitsForNoCleanupAndLeavesNoMarker) {
+	WriteAndSnapshot("db", 0, 12288, 1);
+	ExportPendingSnapshots(*repository, "db", *store, url);
+	EXPECT_EQ(Count("markers/"), 0u);
 }
 
 TEST_F(ExportTest, DataPathIsFixedOnceSet) {

@@ -78,7 +78,7 @@ static std::string RetryHint(const std::string &database) {
 }
 
 static void PublishHeads(ExportContext &context, ExportRun &run) {
-	for (auto &newest : context.repository.metadata->remote.NewestExports(context.database, context.store_url)) {
+	for (auto &newest : context.repository.metadata->remote.BranchHeadExports(context.database, context.store_url)) {
 		ExportStats stats;
 		try {
 			if (PublishBranchHead(context, newest.branch_name, newest.snapshot_id, newest.descriptor, stats)) {
@@ -97,12 +97,13 @@ static void PublishHeads(ExportContext &context, ExportRun &run) {
 	}
 }
 
-//! Whether some branch's head is behind its newest exported snapshot (a head move failed earlier).
+//! Whether some branch's head in the store is not its exported head snapshot (a head move failed earlier,
+//! or a fast-forward moved the branch to an exported snapshot).
 static bool HeadsBehind(ExportContext &context) {
 	auto &remote = context.repository.metadata->remote;
-	for (auto &newest : remote.NewestExports(context.database, context.store_url)) {
+	for (auto &newest : remote.BranchHeadExports(context.database, context.store_url)) {
 		auto head = remote.Head(context.store_url, context.database, newest.branch_name);
-		if (!head || head->snapshot_id < newest.snapshot_id) {
+		if (!head || head->snapshot_id != newest.snapshot_id) {
 			return true;
 		}
 	}

@@ -34,9 +34,9 @@ struct ExportRun {
 };
 
 //! Exports the database's unexported snapshots (up to `up_to`), oldest first, to `store` (opened on
-//! `store_url`, the database's DATA_PATH), then moves every branch head that is behind its newest
-//! exported snapshot. Runs under the repository's export lock, so the processes of one repository
-//! take turns. Throws export_failed / access_denied (the snapshot stays local, a retry continues),
+//! `store_url`, the database's DATA_PATH), then moves every branch head in the store that does not
+//! name the branch's (exported) head snapshot. Runs under the repository's export lock, so the processes of one
+//! repository take turns. Throws export_failed / access_denied (the snapshot stays local, a retry continues),
 //! head_conflict (another writer moved the head) or conditional_writes_unsupported.
 ExportRun ExportPendingSnapshots(Repository &repository, const std::string &database, ObjectStore &store,
                                  const std::string &store_url, std::optional<int64_t> up_to = std::nullopt);

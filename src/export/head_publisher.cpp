@@ -37,7 +37,7 @@ bool PublishBranchHead(ExportContext &context, const std::string &branch, int64_
                        const Hash256 &descriptor, ExportStats &stats) {
 	auto &remote = context.repository.metadata->remote;
 	auto published = remote.Head(context.store_url, context.database, branch);
-	if (published && published->snapshot_id >= snapshot_id) {
+	if (published && published->snapshot_id == snapshot_id) {
 		return false;
 	}
 	RequireConditionalWrites(context);

@@ -90,16 +90,13 @@ void RemoteStore::RecordExport(const std::string &database, int64_t snapshot_id,
 	txn.Commit();
 }
 
-std::vector<BranchExport> RemoteStore::NewestExports(const std::string &database, const std::string &store_url) {
+std::vector<BranchExport> RemoteStore::BranchHeadExports(const std::string &database, const std::string &store_url) {
 	auto session = core.Read();
 	auto database_id = RequireDatabaseId(session, database);
 	auto stmt = session.db.Prepare(
-	    "SELECT s.branch_name, e.snapshot_id, e.descriptor FROM snapshot_exports e JOIN snapshots s USING "
-	    "(database_id, snapshot_id) WHERE e.database_id = ? AND e.store_url = ? AND EXISTS (SELECT 1 FROM branches b "
-	    "WHERE b.database_id = e.database_id AND b.branch_name = s.branch_name) AND e.snapshot_id = (SELECT "
-	    "max(e2.snapshot_id) FROM snapshot_exports e2 JOIN snapshots s2 USING (database_id, snapshot_id) WHERE "
-	    "e2.database_id = e.database_id AND e2.store_url = e.store_url AND s2.branch_name = s.branch_name) ORDER BY "
-	    "s.branch_name");
+	    "SELECT b.branch_name, e.snapshot_id, e.descriptor FROM branches b JOIN snapshot_exports e ON "
+	    "e.database_id = b.database_id AND e.snapshot_id = b.head_snapshot_id WHERE b.database_id = ? AND "
+	    "e.store_url = ? ORDER BY b.branch_name");
 	stmt.Bind(1, database_id).Bind(2, store_url);
 	std::vector<BranchExport> out;
 	while (stmt.Step()) {

@@ -19,7 +19,7 @@ struct DataPathRecord {
 	int64_t export_from_snapshot = 1;
 };
 
-//! The newest exported snapshot of a branch, which its head should point at.
+//! The exported snapshot a branch's head in the store should point at.
 struct BranchExport {
 	std::string branch_name;
 	int64_t snapshot_id = 0;
@@ -59,8 +59,9 @@ public:
 	void RecordExport(const std::string &database, int64_t snapshot_id, const std::string &store_url,
 	                  const Hash256 &descriptor);
 
-	//! For each live branch of the database, its newest snapshot that was exported to `store_url`.
-	std::vector<BranchExport> NewestExports(const std::string &database, const std::string &store_url);
+	//! For each branch of the database whose head snapshot (`branches.head_snapshot_id`: its newest
+	//! snapshot, or what a restore or fast-forward made it) was exported to `store_url`: that snapshot.
+	std::vector<BranchExport> BranchHeadExports(const std::string &database, const std::string &store_url);
 
 	//! Where the store already holds each of `chunks` (those it holds; the others are absent).
 	std::unordered_map<Hash256, PackedChunk, Hash256Hasher> KnownChunks(const std::string &store_url,

@@ -155,3 +155,25 @@ def test_failed_export_keeps_the_snapshot_and_the_retry_completes(con, bucket):
     rows = con.execute("SELECT snapshot_id, head_moved FROM differential_export_snapshot('orders')").fetchall()
     assert rows == [(2, True)]
     assert check_head(bucket, "orders") == 2
+
+
+def test_restore_and_merge_snapshots_are_exported(con, bucket):
+    con.execute(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{url_of(bucket)}')")
+    con.execute("CREATE TABLE orders.o (id INTEGER PRIMARY KEY, v INTEGER)")
+    con.execute("INSERT INTO orders.o VALUES (1, 1)")
+    con.execute("CALL differential_create_snapshot('orders')")
+    con.execute("UPDATE orders.o SET v = 2")
+    con.execute("CALL differential_create_snapshot('orders')")
+    con.execute("DETACH orders")
+    restored = scalar(con, "SELECT snapshot_id FROM differential_restore('orders', 1)")
+    assert check_head(bucket, "orders") == restored
+    # A branch's snapshots get their own head; a merge's snapshot moves the target's.
+    con.execute(f"CALL differential_create_branch('orders', 'side', snapshot => {restored})")
+    con.execute("ATTACH 'differential:orders' AS side (BRANCH 'side')")
+    con.execute("INSERT INTO side.o VALUES (2, 2)")
+    side = scalar(con, "SELECT snapshot_id FROM differential_create_snapshot('side')")
+    assert check_head(bucket, "orders", "side") == side
+    con.execute("DETACH side")
+    merged = scalar(con, "SELECT snapshot_id FROM differential_merge_branch('orders', 'main', 'side', 'main')")
+    assert check_head(bucket, "orders") == merged
+    assert count(bucket, "commits") == len(con.execute("SELECT * FROM differential_snapshots('orders')").fetchall())

@@ -3,6 +3,7 @@
 #include "export/export_pending.hpp"
 
 #include "metadata/sqlite.hpp"
+#include "remote/condition_dropping_store.hpp"
 #include "remote/export_format.hpp"
 #include "remote/local_object_store.hpp"
 #include "remote/remote_journal.hpp"
@@ -30,38 +31,10 @@ std::vector<uint8_t> Pattern(size_t size, uint32_t seed) {
 	return out;
 }
 
-//! Forwards to a store but drops every condition, like a server that ignores If-None-Match/If-Match.
-class UnconditionalStore : public ObjectStore {
-public:
-	explicit UnconditionalStore(ObjectStore &inner) : inner(inner) {
-	}
-	PutResult Put(const PutRequest &request) override {
-		auto plain = request;
-		plain.condition = PutCondition::None();
-		return inner.Put(plain);
-	}
-	GetResult Get(const std::string &key, const std::optional<ByteRange> &range) override {
-		return inner.Get(key, range);
-	}
-	HeadResult Head(const std::string &key) override {
-		return inner.Head(key);
-	}
-	ListPage List(const std::string &prefix, const std::string &token, uint32_t max_keys) override {
-		return inner.List(prefix, token, max_keys);
-	}
-	ObjectOutcome Delete(const std::string &key) override {
-		return inner.Delete(key);
-	}
-	std::string Describe() const override {
-		return inner.Describe();
-	}
-	ObjectStore &inner;
-};
-
 //! Fails every PUT after the first `allowed` with a transient outcome, as a server that went away.
-class FailingStore : public UnconditionalStore {
+class FailingStore : public test::ConditionDroppingStore {
 public:
-	FailingStore(ObjectStore &inner, int allowed) : UnconditionalStore(inner), allowed(allowed) {
+	FailingStore(ObjectStore &inner, int allowed) : ConditionDroppingStore(inner, false, false), allowed(allowed) {
 	}
 	PutResult Put(const PutRequest &request) override {
 		if (allowed-- <= 0) {
@@ -219,7 +192,7 @@ TEST_F(ExportTest, AnotherRepositorysHeadIsAConflict) {
 
 TEST_F(ExportTest, StoreWithoutConditionalWritesGetsNoHead) {
 	WriteAndSnapshot("db", 0, 12288, 1);
-	UnconditionalStore careless(*store);
+	test::ConditionDroppingStore careless(*store, true, true);
 	auto careless_url = url + "careless/";
 	EXPECT_EQ(ErrorCode([&] { ExportPendingSnapshots(*repository, "db", careless, careless_url); }),
 	          "conditional_writes_unsupported");

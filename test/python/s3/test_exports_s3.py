@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from differential_testing import REPO_ROOT, connect, refused, scalar
+from differential_testing import REPO_ROOT, connect, refused, run_python, scalar
 from export_objects import check_head, count
 
 
@@ -167,3 +167,38 @@ def test_wrong_credentials_are_denied_and_never_written(repository, s3, tmp_path
         for path in pathlib.Path(repository).rglob("*"):
             if path.is_file():
                 assert value.encode() not in path.read_bytes(), path
+
+
+def test_spec_block_with_the_credential_chain(tmp_path, s3):
+    """The spec's block as written (PROVIDER credential_chain, REGION, SCOPE), with the keys in the
+    environment, where the AWS chain finds them; the endpoint of the local server is the one addition."""
+    out = run_python(
+        "from differential_testing import connect\n"
+        f"con = connect({str(tmp_path / 'repo')!r})\n"
+        "con.execute(\"CREATE SECRET lake (TYPE s3, PROVIDER credential_chain, REGION 'us-east-1', "
+        f"ENDPOINT '{s3.server.endpoint}', URL_STYLE 'path', USE_SSL false, SCOPE '{s3.url}')\")\n"
+        f"con.execute(\"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')\")\n"
+        "con.execute('CREATE TABLE orders.o AS SELECT range AS id FROM range(10000)')\n"
+        "print(con.execute(\"SELECT snapshot_id FROM differential_create_snapshot('orders')\").fetchone()[0])\n",
+        env={"AWS_ACCESS_KEY_ID": s3.server.key_id, "AWS_SECRET_ACCESS_KEY": s3.server.secret,
+             "AWS_EC2_METADATA_DISABLED": "true"})
+    assert out.split() == ["1"]
+    assert check_head(bucket_root(s3), "orders") == 1
+
+
+def test_no_credentials_at_all_is_denied(tmp_path, s3):
+    """No secret and nothing in the AWS chain: the export is refused as access_denied, the snapshot kept."""
+    out = run_python(
+        "import duckdb\n"
+        "from differential_testing import connect\n"
+        f"con = connect({str(tmp_path / 'repo')!r})\n"
+        f"con.execute(\"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')\")\n"
+        "con.execute('CREATE TABLE orders.o AS SELECT 1 AS x')\n"
+        "try:\n"
+        "    con.execute(\"CALL differential_create_snapshot('orders')\")\n"
+        "except duckdb.Error as e:\n"
+        "    print(str(e).split(']')[0].split(':')[-1])\n"
+        "print(con.execute(\"SELECT count(*) FROM differential_snapshots('orders')\").fetchone()[0])\n",
+        env={"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "", "HOME": str(tmp_path),
+             "AWS_EC2_METADATA_DISABLED": "true"}, timeout=300)
+    assert out.split() == ["access_denied", "1"], out

@@ -58,6 +58,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::VerifyFunctions());
 	loader.RegisterFunction(differential::RestoreFunction());
 	loader.RegisterFunction(differential::CloneDatabaseFunction());
+	loader.RegisterFunction(differential::ExportSnapshotFunction());
 	loader.RegisterFunction(differential::DropBranchFunction());
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());

@@ -16,6 +16,7 @@ duckdb::TableFunction CatalogSnapshotsFunction();
 duckdb::TableFunctionSet VerifyFunctions();
 duckdb::TableFunction RestoreFunction();
 duckdb::TableFunction CloneDatabaseFunction();
+duckdb::TableFunction ExportSnapshotFunction();
 duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();

@@ -16,7 +16,7 @@ ALLOWED = {
                "storage/remote_fetch.hpp", "storage/chunk_geometry.hpp"},
     "repository": {"common", "storage", "metadata"},
     "maintenance": {"common", "storage", "metadata", "repository"},
-    "catalog": {"common", "storage", "metadata", "repository"},
+    "catalog": {"common", "storage", "metadata", "remote", "repository"},
     "merge": {"common", "metadata", "storage"},
     "replication": {"common", "storage", "metadata", "remote", "repository"},
     "functions": {"common", "storage", "metadata", "remote", "repository", "catalog", "maintenance", "merge",

@@ -1,6 +1,7 @@
 // Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
+#include "catalog/object_store_access.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "duckdb.hpp"
@@ -36,6 +37,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	FileSystem::GetFileSystem(instance).RegisterSubSystem(make_uniq<differential::DiffFileSystem>(
 	    [](const std::string &root) { return differential::OpenRepository(root)->storage; }, &instance));
 	StorageExtension::Register(config, "differential", differential::CreateDifferentialStorageExtension());
+	differential::RegisterS3SecretType(loader);
 	config.AddExtensionOption("differential_repository",
 	                          "Absolute path of the differential repository that holds the databases",
 	                          LogicalType::VARCHAR, Value(), CheckRepositorySetting, SetScope::GLOBAL);

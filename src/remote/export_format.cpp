@@ -2,8 +2,9 @@
 // first line naming the kind and format, so a person can read them with any S3 tool; index pages are binary.
 #include "remote/export_format.hpp"
 
+#include "remote/text_object.hpp"
+
 #include <cstring>
-#include <map>
 
 namespace differential {
 
@@ -93,95 +94,6 @@ bool DecodeExportIndexPage(const std::string &blob, std::vector<PackedChunk> &ou
 			why = "slot " + std::to_string(i) + " points outside any pack";
 			return false;
 		}
-	}
-	return true;
-}
-
-//! `key value` lines after the header line `differential-<kind> <format>`.
-class TextObject {
-public:
-	explicit TextObject(const std::string &kind) {
-		text = "differential-" + kind + " " + std::to_string(EXPORT_FORMAT_VERSION) + "\n";
-	}
-	void Add(const std::string &key, const std::string &value) {
-		text += key + " " + value + "\n";
-	}
-	std::string text;
-};
-
-//! Parses a text object; repeated keys (descriptor pages) keep their order in `lists`.
-struct ParsedText {
-	std::map<std::string, std::string> values;
-	std::map<std::string, std::vector<std::string>> lists;
-
-	bool Parse(const std::string &text, const std::string &kind, std::string &why);
-	bool Text(const std::string &key, std::string &out, std::string &why) const;
-	bool Number(const std::string &key, int64_t &out, std::string &why) const;
-	bool HashValue(const std::string &key, Hash256 &out, std::string &why) const;
-};
-
-bool ParsedText::Parse(const std::string &text, const std::string &kind, std::string &why) {
-	auto header = "differential-" + kind + " ";
-	auto first_end = text.find('\n');
-	if (text.rfind(header, 0) != 0 || first_end == std::string::npos) {
-		why = "not a differential " + kind;
-		return false;
-	}
-	auto version = text.substr(header.size(), first_end - header.size());
-	if (version != std::to_string(EXPORT_FORMAT_VERSION)) {
-		why = "a " + kind + " of store format " + version + ", which this build cannot read (it reads format " +
-		      std::to_string(EXPORT_FORMAT_VERSION) + "); upgrade the extension";
-		return false;
-	}
-	for (size_t at = first_end + 1; at < text.size();) {
-		auto end = text.find('\n', at);
-		if (end == std::string::npos) {
-			why = "a " + kind + " whose last line is cut short";
-			return false;
-		}
-		auto line = text.substr(at, end - at);
-		auto space = line.find(' ');
-		auto key = line.substr(0, space);
-		auto value = space == std::string::npos ? std::string() : line.substr(space + 1);
-		values[key] = value;
-		lists[key].push_back(value);
-		at = end + 1;
-	}
-	return true;
-}
-
-bool ParsedText::Text(const std::string &key, std::string &out, std::string &why) const {
-	auto it = values.find(key);
-	if (it == values.end()) {
-		why = "the field '" + key + "' is missing";
-		return false;
-	}
-	out = it->second;
-	return true;
-}
-
-bool ParsedText::Number(const std::string &key, int64_t &out, std::string &why) const {
-	std::string text;
-	if (!Text(key, text, why)) {
-		return false;
-	}
-	char *end = nullptr;
-	out = std::strtoll(text.c_str(), &end, 10);
-	if (text.empty() || *end != '\0' || out < 0) {
-		why = "the field '" + key + "' is not a non-negative number";
-		return false;
-	}
-	return true;
-}
-
-bool ParsedText::HashValue(const std::string &key, Hash256 &out, std::string &why) const {
-	std::string text;
-	if (!Text(key, text, why)) {
-		return false;
-	}
-	if (!HashFromHex(text, out)) {
-		why = "the field '" + key + "' is not a SHA-256";
-		return false;
 	}
 	return true;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/hash.hpp"
+#include "remote/text_object.hpp"
 #include "storage/remote_image.hpp"
 
 #include <cstdint>
@@ -13,7 +14,7 @@
 namespace differential {
 
 //! The store format whose databases export to S3 (format 1 is local only).
-static constexpr uint32_t EXPORT_FORMAT_VERSION = 2;
+static constexpr uint32_t EXPORT_FORMAT_VERSION = TEXT_OBJECT_FORMAT;
 //! A pack holds up to 32 chunks and up to 8 MiB (32 full chunks of 256 KiB).
 static constexpr uint32_t MAX_CHUNKS_PER_PACK = 32;
 static constexpr uint64_t MAX_PACK_BYTES = 8ULL << 20;

@@ -43,8 +43,8 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator) {
 	std::string why;
 	if (!DecodeHead(result.data, head, why) || head.database != locator.database || head.branch != locator.branch) {
 		Fail(ErrorKind::IO, "corrupt_head",
-		     "The branch head " + key + " at " + store.Describe() + " is not a head of that branch: " +
-		         (why.empty() ? "it names another database or branch" : why) +
+		     "The branch head " + key + " at " + store.Describe() +
+		         " is not a head of that branch: " + (why.empty() ? "it names another database or branch" : why) +
 		         ". Re-export the branch, or attach a descriptor instead.");
 	}
 	return head;
@@ -83,8 +83,8 @@ static std::string ReadVerified(ObjectStore &store, ContentCache &cache, const s
 }
 
 //! Checks one page's slots against the file's geometry and appends them (holes where the page stops).
-static void AppendPage(const std::string &key, uint64_t first, const std::vector<PackedChunk> &slots,
-                       uint64_t length, RemoteImage &image) {
+static void AppendPage(const std::string &key, uint64_t first, const std::vector<PackedChunk> &slots, uint64_t length,
+                       RemoteImage &image) {
 	auto count = ChunkCount(length);
 	for (uint64_t i = 0; i < slots.size(); i++) {
 		auto index = first + i;
@@ -95,9 +95,10 @@ static void AppendPage(const std::string &key, uint64_t first, const std::vector
 		if (index >= count) {
 			FailIndex(key, "slot " + std::to_string(i) + " maps a chunk past the end of the file");
 		}
-		auto room = std::min(ChunkCapacity(index), length - ChunkStart(index));
-		if (slot.length > room) {
-			FailIndex(key, "chunk " + std::to_string(index) + " is longer than its place in the file");
+		// Reads stop at the file's length; a chunk may still be stored longer than what is left of the file
+		// (a truncate inside it), never longer than its place in the geometry.
+		if (slot.length > ChunkCapacity(index)) {
+			FailIndex(key, "chunk " + std::to_string(index) + " is longer than a chunk at its place can be");
 		}
 		image.chunks[index] = slot;
 	}

@@ -23,8 +23,8 @@ MemoryContentCache::MemoryContentCache(uint64_t bound_bytes) : bound(bound_bytes
 }
 
 std::shared_ptr<MemoryContentCache> MemoryContentCache::Process() {
-	static auto *cache = new std::shared_ptr<MemoryContentCache>(
-	    std::make_shared<MemoryContentCache>(PROCESS_MEMORY_CACHE_BYTES));
+	static auto *cache =
+	    new std::shared_ptr<MemoryContentCache>(std::make_shared<MemoryContentCache>(PROCESS_MEMORY_CACHE_BYTES));
 	return *cache;
 }
 
@@ -151,8 +151,8 @@ bool DiskContentCache::WriteTemp(const std::string &bytes, std::string &temp_pat
 	if (fd < 0) {
 		return false;
 	}
-	bool ok = sys::PWriteAll("remote_cache.write", fd, bytes.data(), bytes.size(), 0) ==
-	          static_cast<ssize_t>(bytes.size());
+	bool ok =
+	    sys::PWriteAll("remote_cache.write", fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
 	close(fd);
 	if (!ok) {
 		unlink(temp_path.c_str());

@@ -146,8 +146,9 @@ std::shared_ptr<RemoteImageFile> FindRemoteImage(const std::string &path, bool &
 	              std::all_of(id_text.begin(), id_text.end(), [](char c) { return c >= '0' && c <= '9'; });
 	if (!digits || file_name.rfind(MAIN_FILE_NAME, 0) != 0 || file_name.find('/') != std::string::npos) {
 		Fail(ErrorKind::INVALID_INPUT, "invalid_path",
-		     "The path " + path + " is not a remote database path. Attach exports with ATTACH "
-		                          "'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>'.");
+		     "The path " + path +
+		         " is not a remote database path. Attach exports with ATTACH "
+		         "'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>'.");
 	}
 	is_database_file = file_name == MAIN_FILE_NAME;
 	auto &registry = Registry();

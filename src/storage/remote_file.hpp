@@ -17,8 +17,8 @@ class RemoteImageFile {
 public:
 	//! `locator` names the export for people (`s3://bucket/prefix/heads/db/main`); never credentials.
 	//! Pack `p` is the object `pack_prefix + hex(p)` (remote/export_format.hpp lays the keys out).
-	RemoteImageFile(std::shared_ptr<ObjectStore> store, std::string pack_prefix, RemoteImage image,
-	                std::string locator, std::shared_ptr<ContentCache> cache);
+	RemoteImageFile(std::shared_ptr<ObjectStore> store, std::string pack_prefix, RemoteImage image, std::string locator,
+	                std::shared_ptr<ContentCache> cache);
 
 	uint64_t Length() const {
 		return image.length;

@@ -9,10 +9,10 @@
 
 #include <atomic>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <random>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,8 +152,8 @@ struct Fixture {
 
 TEST(RemoteRead, HeadAndDescriptorReadTheExportedBytes) {
 	Fixture f;
-	for (auto locator : {std::string("file:///x/heads/orders/main"),
-	                     "file:///x/descriptors/" + HashToHex(f.descriptor)}) {
+	for (auto locator :
+	     {std::string("file:///x/heads/orders/main"), "file:///x/descriptors/" + HashToHex(f.descriptor)}) {
 		auto remote = f.Open(locator);
 		ASSERT_EQ(remote->Length(), f.file.size());
 		std::mt19937_64 random(11);
@@ -204,8 +204,9 @@ TEST(RemoteRead, DamagedOrMissingPacksAreRefused) {
 	Fixture f;
 	auto remote = f.Open();
 	ExportDescriptor descriptor;
-	auto first_pack = ReadExport(*f.store, Locator("file:///x/heads/orders/main"), *std::make_shared<MemoryContentCache>(0))
-	                      .image.chunks[2];
+	auto first_pack =
+	    ReadExport(*f.store, Locator("file:///x/heads/orders/main"), *std::make_shared<MemoryContentCache>(0))
+	        .image.chunks[2];
 	Corrupt(f.PathOf(PackKey(first_pack.pack)), first_pack.offset + 100);
 	std::string out(CHUNK_SIZE, 'x');
 	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(2)); }), "corrupt_chunk");

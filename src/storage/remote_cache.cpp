@@ -309,6 +309,11 @@ RemoteCache::RemoteCache(std::shared_ptr<MemoryContentCache> memory_p, std::shar
 
 bool RemoteCache::Lookup(const Hash256 &hash, std::string &out) {
 	if (memory->Lookup(hash, out)) {
+		// The memory cache is the process's, filled also by attachments without a disk cache: make sure the
+		// disk cache (shared with other processes) gets what this attachment reads.
+		if (disk) {
+			disk->Insert(hash, out);
+		}
 		return true;
 	}
 	if (disk && disk->Lookup(hash, out)) {

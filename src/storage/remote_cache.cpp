@@ -39,6 +39,11 @@ bool MemoryContentCache::Lookup(const Hash256 &hash, std::string &out) {
 	return true;
 }
 
+bool MemoryContentCache::Contains(const Hash256 &hash) {
+	std::lock_guard<std::mutex> guard(lock);
+	return entries.count(hash) > 0;
+}
+
 void MemoryContentCache::Insert(const Hash256 &hash, const std::string &bytes) {
 	if (bytes.size() > bound) {
 		return;
@@ -142,6 +147,10 @@ bool DiskContentCache::Lookup(const Hash256 &hash, std::string &out) {
 		out.clear();
 	}
 	return valid;
+}
+
+bool DiskContentCache::Contains(const Hash256 &hash) {
+	return access(ObjectPath(hash).c_str(), F_OK) == 0;
 }
 
 bool DiskContentCache::WriteTemp(const std::string &bytes, std::string &temp_path) {
@@ -321,6 +330,10 @@ bool RemoteCache::Lookup(const Hash256 &hash, std::string &out) {
 		return true;
 	}
 	return false;
+}
+
+bool RemoteCache::Contains(const Hash256 &hash) {
+	return memory->Contains(hash) || (disk && disk->Contains(hash));
 }
 
 void RemoteCache::Insert(const Hash256 &hash, const std::string &bytes) {

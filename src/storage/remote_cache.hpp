@@ -20,6 +20,7 @@ public:
 	static constexpr uint64_t PROCESS_MEMORY_CACHE_BYTES = 64ULL << 20;
 
 	bool Lookup(const Hash256 &hash, std::string &out) override;
+	bool Contains(const Hash256 &hash) override;
 	void Insert(const Hash256 &hash, const std::string &bytes) override;
 	uint64_t Size();
 
@@ -50,6 +51,7 @@ public:
 	static std::shared_ptr<DiskContentCache> Open(const std::string &directory, uint64_t bound_bytes);
 
 	bool Lookup(const Hash256 &hash, std::string &out) override;
+	bool Contains(const Hash256 &hash) override;
 	void Insert(const Hash256 &hash, const std::string &bytes) override;
 	void SetBound(uint64_t bound_bytes);
 	//! The bytes of the files under `objects/`, counted from the directory (tests, diagnostics).
@@ -77,6 +79,7 @@ class RemoteCache : public ContentCache {
 public:
 	RemoteCache(std::shared_ptr<MemoryContentCache> memory, std::shared_ptr<DiskContentCache> disk);
 	bool Lookup(const Hash256 &hash, std::string &out) override;
+	bool Contains(const Hash256 &hash) override;
 	void Insert(const Hash256 &hash, const std::string &bytes) override;
 
 private:

@@ -10,11 +10,17 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 namespace differential {
 
 class RemoteImageFile {
 public:
+	//! A fetch of chunks of a pack also takes the chunks stored right after them in the pack, up to this many
+	//! bytes in all: DuckDB reads one 256 KiB block at a time, and a scan's next blocks are usually the next
+	//! chunks of the same pack, so this trades a little transfer for far fewer requests.
+	static constexpr uint64_t READ_AHEAD_BYTES = 1ULL << 20;
+
 	//! `locator` names the export for people (`s3://bucket/prefix/heads/db/main`); never credentials.
 	//! Pack `p` is the object `pack_prefix + hex(p)` (remote/export_format.hpp lays the keys out).
 	RemoteImageFile(std::shared_ptr<ObjectStore> store, std::string pack_prefix, RemoteImage image, std::string locator,
@@ -44,12 +50,17 @@ private:
 	//! Fetches the pieces' chunks, one ranged GET per run of chunks that lie back to back in one pack.
 	void FetchMissing(std::vector<Piece> &missing);
 	void FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces);
+	//! The chunks after `end` in the pack, back to back and not cached, that a run of `end - begin` bytes
+	//! takes along up to READ_AHEAD_BYTES; moves `end` past them.
+	std::vector<uint64_t> ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end);
 
 	std::shared_ptr<ObjectStore> store;
 	const std::string pack_prefix;
 	const RemoteImage image;
 	const std::string locator;
 	std::shared_ptr<ContentCache> cache;
+	//! Each pack's chunk indexes in pack order, for read-ahead.
+	std::unordered_map<Hash256, std::vector<uint64_t>, Hash256Hasher> pack_chunks;
 };
 
 //! Registers `file` under a new diff:// path; the registry keeps no ownership, so the path stops

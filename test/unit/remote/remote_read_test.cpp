@@ -191,6 +191,23 @@ TEST(RemoteRead, AdjacentChunksOfAPackComeInOneRangedGet) {
 	EXPECT_EQ(f.store->gets.load() - before, 0);
 }
 
+TEST(RemoteRead, AMissTakesTheNextChunksOfItsPackAlong) {
+	Fixture f;
+	auto remote = f.Open();
+	std::string out(CHUNK_SIZE, 'x');
+	auto before = f.store->gets.load();
+	remote->Read(&out[0], out.size(), ChunkStart(10));
+	EXPECT_EQ(f.store->gets.load() - before, 1);
+	// Chunks 11..13 came along (1 MiB in all): reading them fetches nothing; chunk 14 is the next request.
+	for (uint64_t index = 11; index <= 13; index++) {
+		remote->Read(&out[0], out.size(), ChunkStart(index));
+		EXPECT_EQ(out, f.file.substr(ChunkStart(index), CHUNK_SIZE));
+	}
+	EXPECT_EQ(f.store->gets.load() - before, 1);
+	remote->Read(&out[0], out.size(), ChunkStart(14));
+	EXPECT_EQ(f.store->gets.load() - before, 2);
+}
+
 static void Corrupt(const std::string &path, uint64_t offset) {
 	std::fstream stream(path, std::ios::in | std::ios::out | std::ios::binary);
 	stream.seekg(static_cast<std::streamoff>(offset));
@@ -213,7 +230,8 @@ TEST(RemoteRead, DamagedOrMissingPacksAreRefused) {
 	// Never cached: a second read is refused again.
 	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(2) + 50); }), "corrupt_chunk");
 	ASSERT_EQ(unlink(f.PathOf(PackKey(first_pack.pack)).c_str()), 0);
-	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(3)); }), "missing_object");
+	// (Chunk 20: the read of chunk 2 took its pack neighbours along, which stay readable from the cache.)
+	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(20)); }), "missing_object");
 }
 
 TEST(RemoteRead, BadLocatorsAndDamagedMetadataGetTheirOwnCodes) {

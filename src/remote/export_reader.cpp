@@ -50,18 +50,24 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator) {
 	return head;
 }
 
+//! What a missing object is called: the descriptor a locator names is "not found", a missing part of an
+//! export is as damaged as a missing pack.
+struct MissingRefusal {
+	ErrorKind kind;
+	const char *code;
+};
+
 //! A content-addressed object, from the cache or the store, checked against its hash. `kind` names it
 //! ("descriptor", "index page") and `corrupt_code` is the refusal for bytes that do not match.
 static std::string ReadVerified(ObjectStore &store, ContentCache &cache, const std::string &key, const Hash256 &hash,
-                                const std::string &kind, const std::string &missing_code,
-                                const std::string &corrupt_code) {
+                                const std::string &kind, MissingRefusal missing, const std::string &corrupt_code) {
 	std::string bytes;
 	if (cache.Lookup(hash, bytes)) {
 		return bytes;
 	}
 	auto result = LoggedGet(store, key);
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
-		Fail(ErrorKind::NOT_FOUND, missing_code,
+		Fail(missing.kind, missing.code,
 		     "The " + kind + " " + key + " is missing at " + store.Describe() +
 		         ": the export is incomplete or its objects were deleted. Attach a newer branch head or descriptor.");
 	}
@@ -120,7 +126,8 @@ static RemoteImage ReadImage(ObjectStore &store, ContentCache &cache, const Expo
 	for (uint64_t p = 0; p < pages; p++) {
 		auto &hash = descriptor.index_pages[p];
 		auto key = ExportIndexKey(hash);
-		auto blob = ReadVerified(store, cache, key, hash, "export index page", "missing_object", "corrupt_index_page");
+		auto blob = ReadVerified(store, cache, key, hash, "export index page", {ErrorKind::IO, "missing_object"},
+		                         "corrupt_index_page");
 		std::vector<PackedChunk> slots;
 		std::string why;
 		if (!DecodeExportIndexPage(blob, slots, why)) {
@@ -140,8 +147,8 @@ ResolvedExport ReadExport(ObjectStore &store, const RemoteLocator &locator, Cont
 		resolved.descriptor_hash = locator.descriptor;
 	}
 	auto key = DescriptorKey(resolved.descriptor_hash);
-	auto text = ReadVerified(store, cache, key, resolved.descriptor_hash, "descriptor", "descriptor_not_found",
-	                         "corrupt_descriptor");
+	auto text = ReadVerified(store, cache, key, resolved.descriptor_hash, "descriptor",
+	                         {ErrorKind::NOT_FOUND, "descriptor_not_found"}, "corrupt_descriptor");
 	std::string why;
 	if (!DecodeDescriptor(text, resolved.descriptor, why)) {
 		Fail(ErrorKind::IO, "corrupt_descriptor",

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -30,16 +31,20 @@ RemoteImageFile::RemoteImageFile(std::shared_ptr<ObjectStore> store_p, std::stri
 	}
 }
 
-std::vector<uint64_t> RemoteImageFile::ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end) {
+std::vector<uint64_t> RemoteImageFile::ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end, HashSet &claimed) {
 	std::vector<uint64_t> extra;
 	auto &indexes = pack_chunks[pack];
+	std::lock_guard<std::mutex> guard(flight_lock);
 	auto at = std::lower_bound(indexes.begin(), indexes.end(), end,
 	                           [&](uint64_t index, uint64_t offset) { return image.chunks[index].offset < offset; });
 	for (; at != indexes.end(); ++at) {
 		auto &chunk = image.chunks[*at];
-		if (chunk.offset != end || end + chunk.length - begin > READ_AHEAD_BYTES || cache->Contains(chunk.chunk)) {
+		if (chunk.offset != end || end + chunk.length - begin > READ_AHEAD_BYTES || cache->Contains(chunk.chunk) ||
+		    (in_flight.count(chunk.chunk) && !claimed.count(chunk.chunk))) {
 			break;
 		}
+		in_flight.insert(chunk.chunk);
+		claimed.insert(chunk.chunk);
 		extra.push_back(*at);
 		end += chunk.length;
 	}
@@ -83,7 +88,71 @@ uint64_t RemoteImageFile::Read(void *buffer, uint64_t size, uint64_t offset) {
 	return size;
 }
 
+void RemoteImageFile::Release(const HashSet &claimed) {
+	{
+		std::lock_guard<std::mutex> guard(flight_lock);
+		for (auto &hash : claimed) {
+			in_flight.erase(hash);
+		}
+	}
+	flight_done.notify_all();
+}
+
+//! Releases a thread's claims however its fetches end (a refusal included), so no waiter waits forever.
+class ClaimRelease {
+public:
+	explicit ClaimRelease(std::function<void()> release) : release(std::move(release)) {
+	}
+	~ClaimRelease() {
+		release();
+	}
+
+private:
+	std::function<void()> release;
+};
+
 void RemoteImageFile::FetchMissing(std::vector<Piece> &missing) {
+	HashSet claimed;
+	std::vector<Piece> mine, waiting;
+	{
+		std::lock_guard<std::mutex> guard(flight_lock);
+		for (auto &piece : missing) {
+			auto &hash = image.chunks[piece.index].chunk;
+			// Another thread may have fetched it since this read looked: then it is only read back.
+			if ((in_flight.count(hash) && !claimed.count(hash)) || cache->Contains(hash)) {
+				waiting.push_back(piece);
+			} else {
+				in_flight.insert(hash);
+				claimed.insert(hash);
+				mine.push_back(piece);
+			}
+		}
+	}
+	{
+		ClaimRelease release([&]() { Release(claimed); });
+		FetchRuns(mine, claimed);
+	}
+	std::vector<Piece> again;
+	std::string bytes;
+	for (auto &piece : waiting) {
+		auto &hash = image.chunks[piece.index].chunk;
+		{
+			std::unique_lock<std::mutex> guard(flight_lock);
+			flight_done.wait(guard, [&]() { return !in_flight.count(hash); });
+		}
+		if (cache->Lookup(hash, bytes)) {
+			CopyPiece(piece, bytes);
+		} else {
+			// The other fetch failed (or the chunk was evicted since): fetch it here, and meet its refusal.
+			again.push_back(piece);
+		}
+	}
+	if (!again.empty()) {
+		FetchMissing(again);
+	}
+}
+
+void RemoteImageFile::FetchRuns(std::vector<Piece> &missing, HashSet &claimed) {
 	// Sorted by place in the packs, so chunks stored back to back come out of one ranged GET.
 	std::sort(missing.begin(), missing.end(), [&](const Piece &a, const Piece &b) {
 		auto &x = image.chunks[a.index];
@@ -102,14 +171,15 @@ void RemoteImageFile::FetchMissing(std::vector<Piece> &missing) {
 			end = std::max<uint64_t>(end, next.offset + next.length);
 		}
 		std::vector<Piece> run(missing.begin() + first, missing.begin() + last);
-		FetchRun(head.pack, begin, end, run);
+		FetchRun(head.pack, begin, end, run, claimed);
 		first = last;
 	}
 }
 
-void RemoteImageFile::FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces) {
+void RemoteImageFile::FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces,
+                               HashSet &claimed) {
 	auto key = pack_prefix + HashToHex(pack);
-	auto extra = ReadAhead(pack, begin, end);
+	auto extra = ReadAhead(pack, begin, end, claimed);
 	auto result = LoggedGet(*store, key, ByteRange {begin, end - begin});
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
 		Fail(ErrorKind::IO, "missing_object",

@@ -8,9 +8,12 @@
 #include "storage/object_store.hpp"
 #include "storage/remote_image.hpp"
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace differential {
 
@@ -47,12 +50,19 @@ private:
 	};
 	//! Copies a piece out of the chunk's stored bytes; past their end (inside the file) reads as zeros.
 	static void CopyPiece(const Piece &piece, const std::string &bytes);
-	//! Fetches the pieces' chunks, one ranged GET per run of chunks that lie back to back in one pack.
+	using HashSet = std::unordered_set<Hash256, Hash256Hasher>;
+	//! Fetches the pieces' chunks, one ranged GET per run of chunks that lie back to back in one pack. A
+	//! chunk another thread is fetching already is waited for instead (single flight), then read from the
+	//! caches, or fetched here if that fetch failed.
 	void FetchMissing(std::vector<Piece> &missing);
-	void FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces);
-	//! The chunks after `end` in the pack, back to back and not cached, that a run of `end - begin` bytes
-	//! takes along up to READ_AHEAD_BYTES; moves `end` past them.
-	std::vector<uint64_t> ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end);
+	void FetchRuns(std::vector<Piece> &mine, HashSet &claimed);
+	void FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces,
+	              HashSet &claimed);
+	//! The chunks after `end` in the pack, back to back, neither cached nor in flight, that a run of
+	//! `end - begin` bytes takes along up to READ_AHEAD_BYTES; claims them and moves `end` past them.
+	std::vector<uint64_t> ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end, HashSet &claimed);
+	//! Ends this thread's claims and wakes the threads waiting for them.
+	void Release(const HashSet &claimed);
 
 	std::shared_ptr<ObjectStore> store;
 	const std::string pack_prefix;
@@ -61,6 +71,10 @@ private:
 	std::shared_ptr<ContentCache> cache;
 	//! Each pack's chunk indexes in pack order, for read-ahead.
 	std::unordered_map<Hash256, std::vector<uint64_t>, Hash256Hasher> pack_chunks;
+	//! Chunks some thread is fetching now.
+	std::mutex flight_lock;
+	std::condition_variable flight_done;
+	HashSet in_flight;
 };
 
 //! Registers `file` under a new diff:// path; the registry keeps no ownership, so the path stops

@@ -7,7 +7,7 @@ import pathlib
 import duckdb
 import pytest
 from export_writer import write_export
-from remote_fixtures import answers
+from remote_fixtures import answers, make_source
 from differential_testing import connect, refused, run_python
 
 
@@ -164,3 +164,22 @@ except Exception as e:
     con.execute(s3.secret_sql)
     con.execute(f"ATTACH 'differential:{s3.url}descriptors/{export.descriptor}' AS ok")
     assert con.execute("SELECT count(*) FROM ok.small").fetchone() == (10,)
+
+
+def test_each_attach_reads_the_head_as_it_is_then(store, source, tmp_path):
+    store.export(source)
+    con = store.prepare(connect())
+    con.execute(f"ATTACH 'differential:{store.url}heads/orders/main' AS before (READ_ONLY)")
+    # The writer exports a newer snapshot and moves the head (here: a smaller database, snapshot 2).
+    newer = make_source(tmp_path / "newer.duckdb", rows=1000)
+    store.export(newer, snapshot_id=2)
+    con.execute(f"ATTACH 'differential:{store.url}heads/orders/main' AS after")
+    assert con.execute("SELECT count(*) FROM before.items").fetchone() == (300_000,)
+    assert con.execute("SELECT count(*) FROM after.items").fetchone() == (1000,)
+    # Without AS, DuckDB names the attachment after the path's last segment (main_db for a branch `main`,
+    # since `main` is reserved), and DETACH lets the image go.
+    con.execute(f"ATTACH 'differential:{store.url}heads/orders/main'")
+    assert con.execute("SELECT count(*) FROM main_db.items").fetchone() == (1000,)
+    for alias in ("before", "after", "main_db"):
+        con.execute(f"DETACH {alias}")
+    assert attached_names(con) == ["memory", "system", "temp"]

@@ -2,6 +2,7 @@
 #include "remote/export_reader.hpp"
 
 #include "common/errors.hpp"
+#include "common/logging.hpp"
 #include "storage/chunk_geometry.hpp"
 #include "storage/remote_fetch.hpp"
 
@@ -11,7 +12,12 @@ namespace differential {
 //! listing shows the bucket itself is missing.
 static std::string ExistingHeads(ObjectStore &store, const std::string &database) {
 	auto prefix = std::string(HEADS_PREFIX) + database + "/";
+	LogTimer timer;
 	auto page = store.List(prefix, "", 20);
+	LogEvent("remote_list", timer.ElapsedMs(),
+	         store.Describe() + prefix + ": " + ObjectStatusName(page.outcome.status) + ", " +
+	             std::to_string(page.objects.size()) + " key(s), " + std::to_string(page.outcome.attempts) +
+	             " attempt(s)");
 	if (page.outcome.status == ObjectStatus::NOT_FOUND) {
 		Fail(ErrorKind::NOT_FOUND, "bucket_not_found",
 		     "There is no bucket at " + store.Describe() + " (" + page.outcome.detail +
@@ -114,8 +120,8 @@ static RemoteImage ReadImage(ObjectStore &store, ContentCache &cache, const Expo
 	RemoteImage image;
 	image.length = descriptor.length;
 	auto count = ChunkCount(descriptor.length);
-	image.chunks.assign(count, PackedChunk());
 	auto pages = (count + EXPORT_INDEX_SLOTS - 1) / EXPORT_INDEX_SLOTS;
+	// Checked before anything is allocated for the chunks: a length is only as large as the page list.
 	if (descriptor.index_pages.size() != pages) {
 		Fail(ErrorKind::IO, "corrupt_descriptor",
 		     "The descriptor of database '" + descriptor.database + "' snapshot " +
@@ -123,6 +129,7 @@ static RemoteImage ReadImage(ObjectStore &store, ContentCache &cache, const Expo
 		         " index pages for a file of " + std::to_string(descriptor.length) + " bytes, which needs " +
 		         std::to_string(pages) + ". Re-export the snapshot.");
 	}
+	image.chunks.assign(count, PackedChunk());
 	for (uint64_t p = 0; p < pages; p++) {
 		auto &hash = descriptor.index_pages[p];
 		auto key = ExportIndexKey(hash);

@@ -183,3 +183,12 @@ def test_each_attach_reads_the_head_as_it_is_then(store, source, tmp_path):
     for alias in ("before", "after", "main_db"):
         con.execute(f"DETACH {alias}")
     assert attached_names(con) == ["memory", "system", "temp"]
+
+
+def test_damaged_headers_refuse_the_attach_itself(store, source):
+    export = store.export(source)
+    con = store.prepare(connect())
+    _, pack_hash, offset, length = export.slots[0]
+    flip_byte(export.path(f"packs/{pack_hash.hex()}"), offset + 100)
+    refused(con, f"ATTACH 'differential:{store.url}heads/orders/main' AS x", "corrupt_chunk")
+    assert "x" not in attached_names(con)

@@ -11,23 +11,24 @@ import sys
 ALLOWED = {
     "common": set(),
     "storage": {"common"},
-    "metadata": {"common", "storage/file_catalog.hpp", "storage/diff_path.hpp"},
+    "metadata": {"common", "storage/file_catalog.hpp", "storage/diff_path.hpp", "storage/remote_image.hpp"},
     "remote": {"common", "storage/object_store.hpp", "storage/remote_image.hpp", "storage/content_cache.hpp",
                "storage/remote_fetch.hpp", "storage/chunk_geometry.hpp"},
     "repository": {"common", "storage", "metadata"},
+    "export": {"common", "storage", "metadata", "remote", "repository"},
     "maintenance": {"common", "storage", "metadata", "repository"},
-    "catalog": {"common", "storage", "metadata", "remote", "repository"},
+    "catalog": {"common", "storage", "metadata", "remote", "repository", "export"},
     "merge": {"common", "metadata", "storage"},
     "replication": {"common", "storage", "metadata", "remote", "repository"},
     "functions": {"common", "storage", "metadata", "remote", "repository", "catalog", "maintenance", "merge",
-                  "replication"},
+                  "replication", "export"},
 }
 # Headers of a layer that a permitted neighbour must still not see: storage internals stay inside storage.
 PRIVATE = {
     "merge": {"storage/index_page.hpp", "storage/chunk_geometry.hpp"},
 }
 # Layers that must not see DuckDB at all (metadata is plain SQLite; common's DuckDB glue lives in named files).
-NO_DUCKDB = {"metadata", "remote"}
+NO_DUCKDB = {"metadata", "remote", "export"}
 # Only this file may include SQLite's own header: no SQLite type reaches any other file.
 SQLITE_HEADER_OWNER = "metadata/sqlite.cpp"
 

@@ -70,10 +70,12 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::VerifyFunctions());
 	loader.RegisterFunction(differential::RestoreFunction());
 	loader.RegisterFunction(differential::CloneDatabaseFunction());
+	loader.RegisterFunction(differential::ExportSnapshotFunction());
 	loader.RegisterFunction(differential::DropBranchFunction());
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());
 	loader.RegisterFunction(differential::CleanupOldFilesFunction());
+	loader.RegisterFunction(differential::CleanupRemoteFilesFunction());
 	loader.RegisterFunction(differential::StorageInfoFunctions());
 	loader.RegisterFunction(differential::MergeAncestryFunction());
 	loader.RegisterFunction(differential::MergeBranchFunction());

@@ -11,6 +11,7 @@
 #include "duckdb/main/config.hpp"
 #include "duckdb/parser/parsed_data/attach_info.hpp"
 #include "duckdb/transaction/duck_transaction_manager.hpp"
+#include "export/data_path.hpp"
 #include "storage/diff_path.hpp"
 
 #include <optional>
@@ -30,9 +31,9 @@ std::string RepositorySetting(ClientContext &context) {
 	return value.ToString();
 }
 
-// Options of the 1.0 specification that need S3 support, which this build does not have yet.
-static const std::set<std::string> REMOTE_OPTIONS = {"data_path",   "ship_wal", "ship_interval",  "writers",
-                                                     "on_conflict", "follow",   "follow_interval"};
+// Options of the 1.0 specification that need replication, which this build does not have yet.
+static const std::set<std::string> REMOTE_OPTIONS = {"ship_wal",    "ship_interval", "writers",
+                                                     "on_conflict", "follow",        "follow_interval"};
 // DuckDB's own storage options, passed through unchanged.
 static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_size", "storage_version", "compress"};
 
@@ -52,6 +53,8 @@ struct AttachRequest {
 	bool branch_given = false;
 	std::string repository_path;
 	std::optional<int64_t> snapshot_id;
+	//! The canonical DATA_PATH URL, when given.
+	std::optional<std::string> data_path;
 };
 
 static int64_t SnapshotOption(const Value &value) {
@@ -83,18 +86,21 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			request.repository_path = StringOption("repository", option.second);
 		} else if (key == "snapshot") {
 			request.snapshot_id = SnapshotOption(option.second);
+		} else if (key == "data_path") {
+			request.data_path = CanonicalDataPath(StringOption("data_path", option.second));
 		} else if (REMOTE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "not_supported",
 			     "ATTACH option " + StringUtil::Upper(key) +
-			         " needs S3 support, which this build does not have yet. Remove it to attach a local database.");
+			         " needs WAL shipping, which this build does not have yet. Remove it; snapshots of a database "
+			         "with a DATA_PATH are exported.");
 		} else if (!NATIVE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "unknown_option",
 			     "ATTACH option " + StringUtil::Upper(key) +
 			         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
-			         "READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
+			         "DATA_PATH, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
 		}
 	}
-	for (auto key : {"branch", "repository", "snapshot"}) {
+	for (auto key : {"branch", "repository", "snapshot", "data_path"}) {
 		options.options.erase(key);
 	}
 	if (request.snapshot_id && request.branch_given) {
@@ -135,6 +141,23 @@ static std::string ResolveAttachPath(Repository &repository, const AttachRequest
 	return BranchPath(repository.root, database, request.branch);
 }
 
+//! Records or checks the DATA_PATH: a read-write ATTACH gives it to a database that has none (a new one,
+//! or a local one, which exports from its next snapshot on); any ATTACH must repeat the one it has.
+static void ApplyDataPath(Repository &repository, const AttachRequest &request, bool read_only) {
+	auto &remote = repository.metadata->remote;
+	auto current = remote.DataPath(request.database);
+	if (current && current->store_url == *request.data_path) {
+		return;
+	}
+	if (read_only && !current) {
+		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		     "Database " + QuoteName(request.database) +
+		         " has no DATA_PATH, and a read-only ATTACH cannot give it one. Attach it read-write with DATA_PATH, "
+		         "or without DATA_PATH to read it.");
+	}
+	remote.SetDataPath(request.database, *request.data_path);
+}
+
 static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
                                               AttachedDatabase &db, const string &name, AttachInfo &info,
                                               AttachOptions &options) {
@@ -157,6 +180,9 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
 		                                                   : NormalizeRepositoryPath(request.repository_path));
 		info.path = ResolveAttachPath(*repository, request, read_only);
+		if (request.data_path) {
+			ApplyDataPath(*repository, request, read_only);
+		}
 		return make_uniq<DifferentialCatalog>(db, repository, request.database,
 		                                      request.snapshot_id ? std::string() : request.branch,
 		                                      request.snapshot_id.value_or(-1));

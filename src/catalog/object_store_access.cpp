@@ -9,8 +9,8 @@
 #include "duckdb/main/extension_helper.hpp"
 #include "duckdb/main/secret/secret.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
+#include "export/data_path.hpp"
 #include "remote/local_object_store.hpp"
-#include "remote/object_store_url.hpp"
 #include "remote/s3_object_store.hpp"
 
 #include <map>
@@ -124,13 +124,7 @@ static std::string CacheKey(const std::string &url, const S3Credentials &c) {
 }
 
 std::shared_ptr<ObjectStore> OpenObjectStore(ClientContext &context, const std::string &url) {
-	ObjectStoreUrl parsed;
-	std::string why;
-	if (!ParseObjectStoreUrl(url, parsed, why)) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_data_path",
-		     "The object store URL '" + url + "' is not usable: " + why +
-		         ". Write s3://<bucket>/<prefix>/ (or file:///<absolute directory>/ for a local one).");
-	}
+	auto parsed = ParseDataPath(url);
 	auto canonical = FormatObjectStoreUrl(parsed);
 	S3Credentials credentials;
 	if (parsed.kind == ObjectStoreUrl::Kind::S3) {

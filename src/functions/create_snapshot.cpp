@@ -1,5 +1,6 @@
 // differential_create_snapshot(attached, name =>, author =>, message =>): checkpoints the
 // attachment, then records its state as the database's next snapshot.
+#include "catalog/database_export.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
@@ -48,6 +49,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    }
 		    auto snapshot = catalog.repository->metadata->history.CreateSnapshot(catalog.database_name,
 		                                                                         catalog.branch_name, request);
+		    // The snapshot is durable locally; an S3 database exports it now (a failure says it stays local).
+		    ExportDatabase(context, *catalog.repository, catalog.database_name);
 		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name), Value(snapshot.branch_name),
 		                  TimestampFromMicros(snapshot.created_at_us)}};
 	    },

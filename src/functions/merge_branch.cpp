@@ -2,6 +2,7 @@
 // expected_*_snapshot_id =>, merge options) and differential_merge_snapshots(database, base, ours,
 // theirs, destination, request_id =>, merge options).
 #include "merge/merge_branch.hpp"
+#include "catalog/database_export.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/transaction/transaction_context.hpp"
@@ -49,15 +50,20 @@ using MergeRunner =
 //! Binds the shared merge options; the merge runs at execution, in autocommit mode only.
 static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionBindInput &input,
                                           vector<LogicalType> &types, vector<Identifier> &names,
-                                          const std::optional<std::string> &request_id, MergeRunner run) {
+                                          const std::string &database, const std::optional<std::string> &request_id,
+                                          MergeRunner run) {
 	auto options = ReadMergeOptions(context, input);
 	return BindRows(
 	    RESULT_COLUMNS,
-	    [options, request_id, run](ClientContext &context) mutable {
+	    [options, database, request_id, run](ClientContext &context) mutable {
 		    RequireAutoCommit(context);
 		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
-		    return ResultRow(run(context, *CurrentRepository(context), options), request_id);
+		    auto repository = CurrentRepository(context);
+		    auto rows = ResultRow(run(context, *repository, options), request_id);
+		    // The merge's snapshot is published; an S3 database exports it now.
+		    ExportDatabase(context, *repository, database);
+		    return rows;
 	    },
 	    types, names, options.progress);
 }
@@ -76,7 +82,7 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunct
 	if (request.request_id) {
 		ValidateName("request", *request.request_id);
 	}
-	return BindMerge(context, input, types, names, request.request_id,
+	return BindMerge(context, input, types, names, request.database, request.request_id,
 	                 [request](ClientContext &context, const Repository &repository, MergeOptions &options) {
 		                 return MergeSnapshots(*context.db, *repository.metadata, repository.root, request, options);
 	                 });
@@ -85,7 +91,7 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunct
 static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
 	auto request = ReadMergeBranchRequest(input);
-	return BindMerge(context, input, types, names, request.request_id,
+	return BindMerge(context, input, types, names, request.database, request.request_id,
 	                 [request](ClientContext &context, const Repository &repository, MergeOptions &options) {
 		                 return MergeBranch(*context.db, *repository.metadata, repository.root, request, options);
 	                 });

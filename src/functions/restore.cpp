@@ -1,6 +1,7 @@
 // differential_restore(database, snapshot, branch => 'main'): points a closed branch at a
 // snapshot's state. The replaced state is kept as a snapshot first when it was never snapshotted.
 #include "catalog/branch_access.hpp"
+#include "catalog/database_export.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
@@ -61,6 +62,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    preserved = Value::BIGINT(metadata.history.CreateSnapshot(database, branch, request).snapshot_id);
 		    }
 		    auto restored = metadata.lifecycle.RestoreBranch(database, branch, snapshot_id);
+		    ExportDatabase(context, *repository, database);
 		    return Rows {{Value::BIGINT(restored.snapshot_id), preserved, Value(branch), Value::BIGINT(snapshot_id)}};
 	    },
 	    types, names);

@@ -72,6 +72,12 @@ DatabaseRecord LifecycleStore::CloneDatabase(const std::string &source, const st
 	    .Bind(2, record.created_at_us)
 	    .Run();
 	SetBranchRoot(txn, db.LastInsertRowId(), root_id, root.length);
+	// A clone of an S3 database exports to its source's DATA_PATH, so its export reuses the source's packs.
+	db.Prepare("UPDATE databases SET data_path = (SELECT data_path FROM databases WHERE database_id = ?), "
+	           "export_from_snapshot = 1 WHERE database_id = ?")
+	    .Bind(1, source_id)
+	    .Bind(2, record.database_id)
+	    .Run();
 	txn.Commit();
 	return record;
 }
@@ -100,7 +106,7 @@ void LifecycleStore::DropDatabase(const std::string &database) {
 		    .Run();
 	}
 	for (auto table : {"branches", "snapshots", "snapshot_parents", "expired_snapshots", "merge_requests",
-	                   "merge_resolutions", "databases"}) {
+	                   "merge_resolutions", "snapshot_exports", "databases"}) {
 		txn.db.Prepare(std::string("DELETE FROM ") + table + " WHERE database_id = ?").Bind(1, database_id).Run();
 	}
 	txn.Commit();

@@ -9,6 +9,7 @@
 #include "metadata/lifecycle_store.hpp"
 #include "metadata/merge_request_store.hpp"
 #include "metadata/metadata_core.hpp"
+#include "metadata/remote_store.hpp"
 
 #include <string>
 
@@ -19,7 +20,7 @@ public:
 	//! Opens (creating if needed) <root>/metadata.sqlite and migrates it to the current schema.
 	explicit MetadataStore(const std::string &root)
 	    : core(root), files(core), history(core), lifecycle(core), merges(core), garbage(core), accounting(core),
-	      root(root) {
+	      remote(core), root(root) {
 	}
 	MetadataStore(const MetadataStore &) = delete;
 	MetadataStore &operator=(const MetadataStore &) = delete;
@@ -34,6 +35,7 @@ public:
 	MergeRequestStore merges;
 	GarbageStore garbage;
 	AccountingStore accounting;
+	RemoteStore remote;
 	const std::string root;
 };
 

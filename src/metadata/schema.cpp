@@ -135,6 +135,43 @@ CREATE TABLE merge_resolutions(
     decisions BLOB NOT NULL,
     PRIMARY KEY(database_id, request_id, table_name));
 )",
+    // 4: S3 exports: a database's DATA_PATH, what each object store holds (chunks and their packs, other
+    // objects), which snapshots were exported, the branch heads this repository last published, and how far
+    // it has read each store's deletion journal.
+    R"(
+ALTER TABLE databases ADD COLUMN data_path TEXT;
+ALTER TABLE databases ADD COLUMN export_from_snapshot INTEGER;
+CREATE TABLE remote_chunks(
+    store_url TEXT NOT NULL,
+    chunk_hash BLOB NOT NULL,
+    pack_hash BLOB NOT NULL,
+    pack_offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    PRIMARY KEY(store_url, chunk_hash)) WITHOUT ROWID;
+CREATE TABLE remote_objects(
+    store_url TEXT NOT NULL,
+    object_key TEXT NOT NULL,
+    PRIMARY KEY(store_url, object_key)) WITHOUT ROWID;
+CREATE TABLE snapshot_exports(
+    database_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    store_url TEXT NOT NULL,
+    descriptor BLOB NOT NULL,
+    exported_at_us INTEGER NOT NULL,
+    PRIMARY KEY(database_id, snapshot_id));
+CREATE TABLE remote_heads(
+    store_url TEXT NOT NULL,
+    database_name TEXT NOT NULL,
+    branch_name TEXT NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    descriptor BLOB NOT NULL,
+    etag TEXT NOT NULL,
+    published_at_us INTEGER NOT NULL,
+    PRIMARY KEY(store_url, database_name, branch_name));
+CREATE TABLE remote_stores(
+    store_url TEXT PRIMARY KEY,
+    deletions_seen TEXT NOT NULL);
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

@@ -152,7 +152,7 @@ bool DecodeHead(const std::string &text, BranchHead &out, std::string &why) {
 	       parsed.HashValue("descriptor", out.descriptor, why) && parsed.HashValue("previous", out.previous, why);
 }
 
-std::string EncodeSnapshotRecord(const SnapshotRecord &record, bool expiry) {
+std::string EncodeSnapshotRecord(const RemoteSnapshotRecord &record, bool expiry) {
 	TextObject out(expiry ? "expiry" : "commit");
 	out.Add("database", record.database);
 	out.Add("snapshot", std::to_string(record.snapshot_id));
@@ -162,7 +162,7 @@ std::string EncodeSnapshotRecord(const SnapshotRecord &record, bool expiry) {
 	return out.text;
 }
 
-bool DecodeSnapshotRecord(const std::string &text, bool expiry, SnapshotRecord &out, std::string &why) {
+bool DecodeSnapshotRecord(const std::string &text, bool expiry, RemoteSnapshotRecord &out, std::string &why) {
 	ParsedText parsed;
 	if (!parsed.Parse(text, expiry ? "expiry" : "commit", why) || !parsed.Text("database", out.database, why) ||
 	    !parsed.Number("snapshot", out.snapshot_id, why)) {

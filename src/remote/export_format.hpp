@@ -71,13 +71,13 @@ bool DecodeHead(const std::string &text, BranchHead &out, std::string &why);
 
 //! Create-only record that a snapshot was exported (commits/) or expired (expiries/): what remote
 //! cleanup reads to know which descriptors unexpired snapshots still need.
-struct SnapshotRecord {
+struct RemoteSnapshotRecord {
 	std::string database;
 	int64_t snapshot_id = 0;
 	Hash256 descriptor {}; //! zero in expiry records
 };
-std::string EncodeSnapshotRecord(const SnapshotRecord &record, bool expiry);
-bool DecodeSnapshotRecord(const std::string &text, bool expiry, SnapshotRecord &out, std::string &why);
+std::string EncodeSnapshotRecord(const RemoteSnapshotRecord &record, bool expiry);
+bool DecodeSnapshotRecord(const std::string &text, bool expiry, RemoteSnapshotRecord &out, std::string &why);
 
 //! What a remote ATTACH names: a branch head (`.../heads/<db>/<branch>`) or a descriptor
 //! (`.../descriptors/<sha256>`), and the store URL in front of it (the DATA_PATH it was exported to).

@@ -43,7 +43,7 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator) {
 		         "). Check the database and branch names, or export the branch first.");
 	}
 	if (!result.outcome.Ok()) {
-		FailRemoteRequest(store, "the branch head " + key, result.outcome);
+		FailRemote(result.outcome, store, "reading the branch head " + key);
 	}
 	BranchHead head;
 	std::string why;
@@ -78,7 +78,7 @@ static std::string ReadVerified(ObjectStore &store, ContentCache &cache, const s
 		         ": the export is incomplete or its objects were deleted. Attach a newer branch head or descriptor.");
 	}
 	if (!result.outcome.Ok()) {
-		FailRemoteRequest(store, "the " + kind + " " + key, result.outcome);
+		FailRemote(result.outcome, store, "reading the " + kind + " " + key);
 	}
 	if (Sha256(result.data.data(), result.data.size()) != hash) {
 		Fail(ErrorKind::IO, corrupt_code,

@@ -78,7 +78,7 @@ static ObjectOutcome UnexpiredDescriptors(ObjectStore &store, std::set<Hash256> 
 			continue;
 		}
 		auto got = store.Get(commits[i].key);
-		SnapshotRecord record;
+		RemoteSnapshotRecord record;
 		std::string why;
 		if (!got.outcome.Ok()) {
 			return got.outcome;

@@ -187,7 +187,7 @@ void RemoteImageFile::FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end
 		         ": the export is incomplete or its objects were deleted. Attach a newer branch head or descriptor.");
 	}
 	if (!result.outcome.Ok()) {
-		FailRemoteRequest(*store, "the pack " + key + " of " + locator, result.outcome);
+		FailRemote(result.outcome, *store, "reading the pack " + key + " of " + locator);
 	}
 	for (auto &piece : pieces) {
 		auto &chunk = image.chunks[piece.index];

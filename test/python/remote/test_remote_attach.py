@@ -138,7 +138,7 @@ def test_s3_wrong_bucket_and_credentials_get_their_own_errors(s3, s3_server, sou
     con.execute("SET enable_logging = true")
     wrong = s3.secret_sql.replace(s3_server.secret, "0" * len(s3_server.secret))
     con.execute(wrong)
-    message = refused(con, f"ATTACH 'differential:{locator}' AS x", "remote_access_denied")
+    message = refused(con, f"ATTACH 'differential:{locator}' AS x", "remote_denied")
     assert "0" * len(s3_server.secret) not in message
     # (DuckDB's own query log holds the CREATE SECRET text; the extension's entries must not.)
     logs = " ".join(str(row) for row in con.execute("SELECT * FROM duckdb_logs WHERE type = 'differential'").fetchall())
@@ -158,7 +158,7 @@ except Exception as e:
     env.update({"HOME": str(tmp_path), "AWS_EC2_METADATA_DISABLED": "true",
                 "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_CONFIG_FILE": str(tmp_path / "none")})
     out = run_python(code, env=env, timeout=300)
-    assert "[differential:remote_access_denied]" in out, out
+    assert "[differential:remote_denied]" in out, out
     # With the right secret it attaches: the export was fine all along.
     con = connect()
     con.execute(s3.secret_sql)

@@ -86,8 +86,8 @@ TEST(ExportFormat, TextObjectsRefuseOtherKindsAndFormats) {
 }
 
 TEST(ExportFormat, SnapshotRecordsRoundTrip) {
-	SnapshotRecord record {"orders", 4, HashOf("d4")};
-	SnapshotRecord back;
+	RemoteSnapshotRecord record {"orders", 4, HashOf("d4")};
+	RemoteSnapshotRecord back;
 	std::string why;
 	ASSERT_TRUE(DecodeSnapshotRecord(EncodeSnapshotRecord(record, false), false, back, why)) << why;
 	EXPECT_EQ(back.descriptor, record.descriptor);

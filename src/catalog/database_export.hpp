@@ -1,0 +1,20 @@
+// Exports of S3 databases from SQL: opens the DATA_PATH's object store with the session's credentials
+// and runs the export layer, with its events in duckdb_logs.
+#pragma once
+
+#include "duckdb/main/client_context.hpp"
+#include "export/export_pending.hpp"
+#include "repository/repository.hpp"
+
+#include <optional>
+#include <string>
+
+namespace differential {
+
+//! Exports the database's unexported snapshots (up to `up_to`) to its DATA_PATH and moves its heads;
+//! nothing (nullopt) for a database without a DATA_PATH. Called after every operation that records
+//! snapshots, once they are durable locally; its refusals say that the snapshots stay local.
+std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Repository &repository,
+                                        const std::string &database, std::optional<int64_t> up_to = std::nullopt);
+
+} // namespace differential

@@ -1,0 +1,44 @@
+// Exports of S3 databases: every snapshot that is durable locally but not yet in its DATA_PATH is
+// exported (packs, export index pages, descriptor, commit record), then each branch head is moved.
+#pragma once
+
+#include "common/hash.hpp"
+#include "export/export_uploads.hpp"
+#include "repository/repository.hpp"
+#include "storage/object_store.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace differential {
+
+//! One snapshot an export run exported.
+struct ExportedSnapshot {
+	int64_t snapshot_id = 0;
+	std::string branch_name;
+	Hash256 descriptor {};
+	ExportStats stats;
+};
+
+//! A branch head an export run moved.
+struct PublishedBranchHead {
+	std::string branch_name;
+	int64_t snapshot_id = 0;
+};
+
+struct ExportRun {
+	std::vector<ExportedSnapshot> snapshots;
+	std::vector<PublishedBranchHead> heads;
+	ExportStats stats; //! of the whole run, head moves included (the probe's requests are not)
+};
+
+//! Exports the database's unexported snapshots (up to `up_to`), oldest first, to `store` (opened on
+//! `store_url`, the database's DATA_PATH), then moves every branch head in the store that does not
+//! name the branch's (exported) head snapshot. Runs under the repository's export lock, so the processes of one
+//! repository take turns. Throws export_failed / access_denied (the snapshot stays local, a retry continues),
+//! head_conflict (another writer moved the head) or conditional_writes_unsupported.
+ExportRun ExportPendingSnapshots(Repository &repository, const std::string &database, ObjectStore &store,
+                                 const std::string &store_url, std::optional<int64_t> up_to = std::nullopt);
+
+} // namespace differential

@@ -1,0 +1,182 @@
+// One snapshot's export: its chunks the store has not seen go up in packs (each recorded as soon as
+// it is in the store, so a failed export resumes where it stopped), then the export index pages, the
+// descriptor and the commit record, in that order: nothing written later can point at a missing object.
+#include "export/snapshot_export.hpp"
+
+#include "common/errors.hpp"
+#include "remote/export_format.hpp"
+#include "storage/chunk_geometry.hpp"
+#include "storage/diff_path.hpp"
+#include "storage/index_page.hpp"
+
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace differential {
+
+using KnownChunks = std::unordered_map<Hash256, PackedChunk, Hash256Hasher>;
+
+//! Keeps the snapshot's root pinned while its chunks are read, so cleanup leaves them alone.
+class RootPin {
+public:
+	RootPin(FileCatalog &catalog, const FileAddress &address) : catalog(catalog) {
+		if (!catalog.LoadFile(address, file, true)) {
+			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			     "Snapshot " + std::to_string(address.snapshot_id) + " of database " + address.database +
+			         " has no stored file (it was expired meanwhile). Nothing to export.");
+		}
+	}
+	~RootPin() {
+		if (file.pin_id >= 0) {
+			try {
+				catalog.Unpin(file.pin_id);
+			} catch (...) {
+				// A pin left behind is released with this process (pins of dead processes are swept).
+			}
+		}
+	}
+	FileCatalog &catalog;
+	StoredFile file;
+};
+
+//! The chunk hash of every chunk of the file, in chunk order (zero for holes).
+static std::vector<Hash256> ChunkHashes(FileCatalog &catalog, const StoredFile &file) {
+	std::vector<Hash256> out(ChunkCount(file.length));
+	for (size_t page = 0; page < file.pages.size(); page++) {
+		auto slots = DecodeIndexPage(catalog.LoadIndexPage(file.pages[page]));
+		for (size_t slot = 0; slot < slots.size() && page * SLOTS_PER_INDEX_PAGE + slot < out.size(); slot++) {
+			out[page * SLOTS_PER_INDEX_PAGE + slot] = slots[slot];
+		}
+	}
+	return out;
+}
+
+//! Reads the next chunks into one pack (at most 32 chunks and 8 MiB), verifying each against its hash.
+static std::vector<uint8_t> FillPack(RepositoryStorage &storage, const std::vector<Hash256> &missing, size_t &next,
+                                     std::vector<PackedChunk> &entries) {
+	std::vector<Hash256> batch(missing.begin() + next,
+	                           missing.begin() + std::min(missing.size(), next + MAX_CHUNKS_PER_PACK));
+	std::vector<ChunkLocation> locations;
+	storage.catalog->LookupChunks(batch, locations);
+	std::vector<uint8_t> pack;
+	for (size_t i = 0; i < batch.size(); i++) {
+		if (!entries.empty() && pack.size() + locations[i].length > MAX_PACK_BYTES) {
+			break;
+		}
+		PackedChunk entry;
+		entry.chunk = batch[i];
+		entry.offset = pack.size();
+		entry.length = locations[i].length;
+		pack.resize(pack.size() + entry.length);
+		storage.segments.Read(locations[i], pack.data() + entry.offset);
+		if (Sha256(pack.data() + entry.offset, entry.length) != entry.chunk) {
+			Fail(ErrorKind::IO, "corrupt_chunk",
+			     "Chunk " + HashToHex(entry.chunk) +
+			         " does not match its SHA-256 in the local segments, so it was "
+			         "not exported. Run differential_verify() to find what else is damaged.");
+		}
+		entries.push_back(entry);
+		next++;
+	}
+	return pack;
+}
+
+static void UploadMissingChunks(ExportContext &context, ExportUploader &uploader, const std::vector<Hash256> &chunks,
+                                KnownChunks &known, ExportStats &stats) {
+	std::vector<Hash256> missing;
+	std::unordered_set<Hash256, Hash256Hasher> seen;
+	for (auto &chunk : chunks) {
+		if (!IsZeroHash(chunk) && !known.count(chunk) && seen.insert(chunk).second) {
+			missing.push_back(chunk);
+		}
+	}
+	auto &storage = *context.repository.storage;
+	for (size_t next = 0; next < missing.size();) {
+		std::vector<PackedChunk> entries;
+		auto pack = FillPack(storage, missing, next, entries);
+		auto pack_hash = Sha256(pack.data(), pack.size());
+		for (auto &entry : entries) {
+			entry.pack = pack_hash;
+		}
+		uploader.PutContent(PackKey(pack_hash), pack.data(), pack.size());
+		stats.packs++;
+		stats.chunks += entries.size();
+		context.repository.metadata->remote.RecordPack(context.store_url, entries);
+		for (auto &entry : entries) {
+			known[entry.chunk] = entry;
+		}
+	}
+}
+
+//! Uploads the export index pages the store does not hold; returns their hashes in chunk order.
+static std::vector<Hash256> UploadIndexPages(ExportContext &context, ExportUploader &uploader,
+                                             const std::vector<Hash256> &chunks, const KnownChunks &known,
+                                             ExportStats &stats) {
+	std::vector<Hash256> pages;
+	auto &remote = context.repository.metadata->remote;
+	for (size_t first = 0; first < chunks.size(); first += EXPORT_INDEX_SLOTS) {
+		std::vector<PackedChunk> slots(std::min<size_t>(EXPORT_INDEX_SLOTS, chunks.size() - first));
+		for (size_t i = 0; i < slots.size(); i++) {
+			auto &chunk = chunks[first + i];
+			if (!IsZeroHash(chunk)) {
+				slots[i] = known.at(chunk);
+			}
+		}
+		auto page = EncodeExportIndexPage(slots);
+		auto hash = Sha256(page.data(), page.size());
+		auto key = ExportIndexKey(hash);
+		if (!remote.HasObject(context.store_url, key)) {
+			uploader.PutContent(key, page.data(), page.size());
+			stats.index_pages++;
+			remote.RecordObject(context.store_url, key);
+		}
+		pages.push_back(hash);
+	}
+	return pages;
+}
+
+Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, ExportStats &stats) {
+	auto &metadata = *context.repository.metadata;
+	auto snapshot = metadata.history.FindSnapshot(context.database, snapshot_id);
+	if (!snapshot) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		     "Database " + context.database + " has no snapshot " + std::to_string(snapshot_id) +
+		         " (expired meanwhile?). Nothing was exported for it.");
+	}
+	FileAddress address;
+	address.repository = context.repository.root;
+	address.database = context.database;
+	address.snapshot_id = snapshot_id;
+	address.file_name = MAIN_FILE_NAME;
+	RootPin root(*context.repository.storage->catalog, address);
+	auto chunks = ChunkHashes(root.catalog, root.file);
+	ExportUploader uploader(context.store, stats);
+	auto known = metadata.remote.KnownChunks(context.store_url, chunks);
+	UploadMissingChunks(context, uploader, chunks, known, stats);
+
+	ExportDescriptor descriptor;
+	descriptor.database = context.database;
+	descriptor.snapshot_id = snapshot_id;
+	descriptor.snapshot_name = snapshot->name;
+	descriptor.created_unix_ms = snapshot->created_at_us / 1000;
+	descriptor.length = root.file.length;
+	descriptor.index_pages = UploadIndexPages(context, uploader, chunks, known, stats);
+	auto text = EncodeDescriptor(descriptor);
+	auto descriptor_hash = Sha256(text.data(), text.size());
+	uploader.PutContent(DescriptorKey(descriptor_hash), text.data(), text.size());
+
+	RemoteSnapshotRecord record;
+	record.database = context.database;
+	record.snapshot_id = snapshot_id;
+	record.descriptor = descriptor_hash;
+	auto key = CommitRecordKey(context.database, snapshot_id);
+	if (!uploader.PutRecord(key, EncodeSnapshotRecord(record, false))) {
+		throw RemoteConflict("the commit record " + key + " of another writer holds snapshot " +
+		                     std::to_string(snapshot_id));
+	}
+	metadata.remote.RecordExport(context.database, snapshot_id, context.store_url, descriptor_hash);
+	return descriptor_hash;
+}
+
+} // namespace differential

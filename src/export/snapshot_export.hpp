@@ -1,0 +1,44 @@
+// The steps of an export run, shared by its files: one snapshot's objects, and the branch heads.
+#pragma once
+
+#include "export/export_uploads.hpp"
+#include "repository/repository.hpp"
+
+#include <string>
+
+namespace differential {
+
+struct ExportContext {
+	Repository &repository;
+	const std::string &database;
+	ObjectStore &store;
+	const std::string &store_url;
+};
+
+//! Uploads what the snapshot needs that the store does not hold (packs, then export index pages),
+//! then its descriptor and its create-only commit record, and records the export. Returns the
+//! descriptor's hash. Throws ExportFailure, or head_conflict when another writer's commit record
+//! holds the snapshot's key.
+Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, ExportStats &stats);
+
+//! A commit record or head that another writer holds: the caller words the head_conflict.
+class RemoteConflict : public std::runtime_error {
+public:
+	explicit RemoteConflict(const std::string &what) : std::runtime_error(what) {
+	}
+};
+
+//! A store that failed the conditional-write probe.
+class ProbeRefusal : public std::runtime_error {
+public:
+	explicit ProbeRefusal(const std::string &what) : std::runtime_error(what) {
+	}
+};
+
+//! Moves the head of `branch` to the snapshot (If-None-Match: * for a new head, If-Match on the etag
+//! this repository last published otherwise); a head that already holds exactly this is adopted.
+//! Returns false when the head was already there. Runs the probe first (once per store and process).
+bool PublishBranchHead(ExportContext &context, const std::string &branch, int64_t snapshot_id,
+                       const Hash256 &descriptor, ExportStats &stats);
+
+} // namespace differential

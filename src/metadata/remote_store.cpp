@@ -1,0 +1,220 @@
+// S3 export bookkeeping in the metadata. What a store holds is keyed by its canonical URL, not by the
+// database, so every database of the repository that exports there (a clone and its source) shares it.
+#include "metadata/remote_store.hpp"
+
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "metadata/lookups.hpp"
+#include "metadata/sqlite.hpp"
+
+namespace differential {
+
+std::optional<DataPathRecord> RemoteStore::DataPath(const std::string &database) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare("SELECT data_path, coalesce(export_from_snapshot, 1) FROM databases WHERE "
+	                               "database_id = ? AND data_path IS NOT NULL");
+	stmt.Bind(1, database_id);
+	if (!stmt.Step()) {
+		return std::nullopt;
+	}
+	return DataPathRecord {stmt.Text(0), stmt.Int(1)};
+}
+
+bool RemoteStore::SetDataPath(const std::string &database, const std::string &store_url) {
+	auto txn = core.Write();
+	auto database_id = RequireDatabaseId(txn, database);
+	auto stmt = txn.db.Prepare("SELECT data_path, next_snapshot_id FROM databases WHERE database_id = ?");
+	stmt.Bind(1, database_id);
+	stmt.Step();
+	auto current = stmt.OptionalText(0);
+	auto next_snapshot = stmt.Int(1);
+	if (current && *current == store_url) {
+		return false;
+	}
+	if (current) {
+		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
+		     "Database " + QuoteName(database) + " exports to " + *current + ", not " + store_url +
+		         " (nothing was changed). A database has one DATA_PATH: attach it without DATA_PATH or with " +
+		         *current + ", or clone it under a new name to publish a copy elsewhere.");
+	}
+	txn.db.Prepare("UPDATE databases SET data_path = ?, export_from_snapshot = ? WHERE database_id = ?")
+	    .Bind(1, store_url)
+	    .Bind(2, next_snapshot)
+	    .Bind(3, database_id)
+	    .Run();
+	txn.Commit();
+	return true;
+}
+
+std::vector<PendingExport> RemoteStore::PendingExports(const std::string &database, std::optional<int64_t> up_to) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare(
+	    "SELECT s.snapshot_id, s.branch_name FROM snapshots s JOIN databases d USING (database_id) WHERE "
+	    "s.database_id = ? AND d.data_path IS NOT NULL AND s.snapshot_id >= coalesce(d.export_from_snapshot, 1) AND "
+	    "s.snapshot_id <= ? AND NOT EXISTS (SELECT 1 FROM snapshot_exports e WHERE e.database_id = s.database_id AND "
+	    "e.snapshot_id = s.snapshot_id) ORDER BY s.snapshot_id");
+	stmt.Bind(1, database_id).Bind(2, up_to.value_or(INT64_MAX));
+	std::vector<PendingExport> out;
+	while (stmt.Step()) {
+		out.push_back({stmt.Int(0), stmt.Text(1)});
+	}
+	return out;
+}
+
+std::optional<Hash256> RemoteStore::ExportedDescriptor(const std::string &database, int64_t snapshot_id) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare("SELECT descriptor FROM snapshot_exports WHERE database_id = ? AND snapshot_id = ?");
+	stmt.Bind(1, database_id).Bind(2, snapshot_id);
+	if (!stmt.Step()) {
+		return std::nullopt;
+	}
+	return HashFromBlob(stmt.Blob(0));
+}
+
+void RemoteStore::RecordExport(const std::string &database, int64_t snapshot_id, const std::string &store_url,
+                               const Hash256 &descriptor) {
+	auto txn = core.Write();
+	auto database_id = RequireDatabaseId(txn, database);
+	txn.db
+	    .Prepare("INSERT OR REPLACE INTO snapshot_exports(database_id, snapshot_id, store_url, descriptor, "
+	             "exported_at_us) VALUES (?, ?, ?, ?, ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, snapshot_id)
+	    .Bind(3, store_url)
+	    .BindBlob(4, descriptor.data(), descriptor.size())
+	    .Bind(5, NowMicros())
+	    .Run();
+	txn.Commit();
+}
+
+std::vector<BranchExport> RemoteStore::BranchHeadExports(const std::string &database, const std::string &store_url) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare(
+	    "SELECT b.branch_name, e.snapshot_id, e.descriptor FROM branches b JOIN snapshot_exports e ON "
+	    "e.database_id = b.database_id AND e.snapshot_id = b.head_snapshot_id WHERE b.database_id = ? AND "
+	    "e.store_url = ? ORDER BY b.branch_name");
+	stmt.Bind(1, database_id).Bind(2, store_url);
+	std::vector<BranchExport> out;
+	while (stmt.Step()) {
+		out.push_back({stmt.Text(0), stmt.Int(1), HashFromBlob(stmt.Blob(2))});
+	}
+	return out;
+}
+
+std::unordered_map<Hash256, PackedChunk, Hash256Hasher> RemoteStore::KnownChunks(const std::string &store_url,
+                                                                                 const std::vector<Hash256> &chunks) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(
+	    "SELECT pack_hash, pack_offset, length FROM remote_chunks WHERE store_url = ? AND chunk_hash = ?");
+	std::unordered_map<Hash256, PackedChunk, Hash256Hasher> out;
+	for (auto &chunk : chunks) {
+		stmt.Reset();
+		stmt.Bind(1, store_url).BindBlob(2, chunk.data(), chunk.size());
+		if (stmt.Step()) {
+			PackedChunk packed;
+			packed.chunk = chunk;
+			packed.pack = HashFromBlob(stmt.Blob(0));
+			packed.offset = static_cast<uint64_t>(stmt.Int(1));
+			packed.length = static_cast<uint32_t>(stmt.Int(2));
+			out[chunk] = packed;
+		}
+	}
+	return out;
+}
+
+void RemoteStore::RecordPack(const std::string &store_url, const std::vector<PackedChunk> &chunks) {
+	auto txn = core.Write();
+	auto stmt = txn.db.Prepare("INSERT OR REPLACE INTO remote_chunks(store_url, chunk_hash, pack_hash, pack_offset, "
+	                           "length) VALUES (?, ?, ?, ?, ?)");
+	for (auto &chunk : chunks) {
+		stmt.Reset();
+		stmt.Bind(1, store_url)
+		    .BindBlob(2, chunk.chunk.data(), chunk.chunk.size())
+		    .BindBlob(3, chunk.pack.data(), chunk.pack.size())
+		    .Bind(4, static_cast<int64_t>(chunk.offset))
+		    .Bind(5, static_cast<int64_t>(chunk.length))
+		    .Run();
+	}
+	txn.Commit();
+}
+
+bool RemoteStore::HasObject(const std::string &store_url, const std::string &key) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT 1 FROM remote_objects WHERE store_url = ? AND object_key = ?");
+	stmt.Bind(1, store_url).Bind(2, key);
+	return stmt.Step();
+}
+
+std::string RemoteStore::DeletionsSeen(const std::string &store_url) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT deletions_seen FROM remote_stores WHERE store_url = ?");
+	stmt.Bind(1, store_url);
+	return stmt.Step() ? stmt.Text(0) : std::string();
+}
+
+void RemoteStore::ForgetDeleted(const std::string &store_url, const std::vector<std::string> &keys,
+                                const std::string &last_record) {
+	static const std::string PACKS = "packs/";
+	auto txn = core.Write();
+	auto chunks = txn.db.Prepare("DELETE FROM remote_chunks WHERE store_url = ? AND pack_hash = ?");
+	auto objects = txn.db.Prepare("DELETE FROM remote_objects WHERE store_url = ? AND object_key = ?");
+	for (auto &key : keys) {
+		Hash256 pack;
+		if (key.rfind(PACKS, 0) == 0 && HashFromHex(key.substr(PACKS.size()), pack)) {
+			chunks.Reset();
+			chunks.Bind(1, store_url).BindBlob(2, pack.data(), pack.size()).Run();
+		} else {
+			objects.Reset();
+			objects.Bind(1, store_url).Bind(2, key).Run();
+		}
+	}
+	txn.db.Prepare("INSERT OR REPLACE INTO remote_stores(store_url, deletions_seen) VALUES (?, ?)")
+	    .Bind(1, store_url)
+	    .Bind(2, last_record)
+	    .Run();
+	txn.Commit();
+}
+
+void RemoteStore::RecordObject(const std::string &store_url, const std::string &key) {
+	auto txn = core.Write();
+	txn.db.Prepare("INSERT OR IGNORE INTO remote_objects(store_url, object_key) VALUES (?, ?)")
+	    .Bind(1, store_url)
+	    .Bind(2, key)
+	    .Run();
+	txn.Commit();
+}
+
+std::optional<PublishedHead> RemoteStore::Head(const std::string &store_url, const std::string &database,
+                                               const std::string &branch) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT snapshot_id, descriptor, etag FROM remote_heads WHERE store_url = ? AND "
+	                               "database_name = ? AND branch_name = ?");
+	stmt.Bind(1, store_url).Bind(2, database).Bind(3, branch);
+	if (!stmt.Step()) {
+		return std::nullopt;
+	}
+	return PublishedHead {stmt.Int(0), HashFromBlob(stmt.Blob(1)), stmt.Text(2)};
+}
+
+void RemoteStore::RecordHead(const std::string &store_url, const std::string &database, const std::string &branch,
+                             const PublishedHead &head) {
+	auto txn = core.Write();
+	txn.db
+	    .Prepare("INSERT OR REPLACE INTO remote_heads(store_url, database_name, branch_name, snapshot_id, descriptor, "
+	             "etag, published_at_us) VALUES (?, ?, ?, ?, ?, ?, ?)")
+	    .Bind(1, store_url)
+	    .Bind(2, database)
+	    .Bind(3, branch)
+	    .Bind(4, head.snapshot_id)
+	    .BindBlob(5, head.descriptor.data(), head.descriptor.size())
+	    .Bind(6, head.etag)
+	    .Bind(7, NowMicros())
+	    .Run();
+	txn.Commit();
+}
+
+} // namespace differential

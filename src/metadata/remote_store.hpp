@@ -1,0 +1,89 @@
+// What the metadata knows about S3 exports: each database's DATA_PATH, the chunks and objects each
+// object store already holds, which snapshots were exported, and the heads this repository published.
+#pragma once
+
+#include "common/hash.hpp"
+#include "metadata/metadata_core.hpp"
+#include "storage/remote_image.hpp"
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace differential {
+
+//! A database's export target: the canonical DATA_PATH URL and the first snapshot it exports.
+struct DataPathRecord {
+	std::string store_url;
+	int64_t export_from_snapshot = 1;
+};
+
+//! The exported snapshot a branch's head in the store should point at.
+struct BranchExport {
+	std::string branch_name;
+	int64_t snapshot_id = 0;
+	Hash256 descriptor {};
+};
+
+//! A snapshot that is recorded locally but not exported yet, in the order exports must run.
+struct PendingExport {
+	int64_t snapshot_id = 0;
+	std::string branch_name;
+};
+
+//! The head of a branch as this repository last published it to a store.
+struct PublishedHead {
+	int64_t snapshot_id = 0;
+	Hash256 descriptor {};
+	std::string etag;
+};
+
+class RemoteStore {
+public:
+	explicit RemoteStore(MetadataCore &core) : core(core) {
+	}
+
+	std::optional<DataPathRecord> DataPath(const std::string &database);
+	//! Gives a database its DATA_PATH. Setting the one it has is a no-op; a database that has none
+	//! adopts it (exports start with its next snapshot); a different one is refused with
+	//! data_path_mismatch and nothing changes. Returns true when the data path was set now.
+	bool SetDataPath(const std::string &database, const std::string &store_url);
+
+	//! The snapshots of the database, oldest first, that are due for export and not exported yet
+	//! (up to `up_to` when given). Expired snapshots are never due.
+	std::vector<PendingExport> PendingExports(const std::string &database, std::optional<int64_t> up_to);
+	//! The descriptor of an exported snapshot, if it was exported.
+	std::optional<Hash256> ExportedDescriptor(const std::string &database, int64_t snapshot_id);
+	//! Records that the snapshot's commit record is in the store: from now on it is recoverable from there.
+	void RecordExport(const std::string &database, int64_t snapshot_id, const std::string &store_url,
+	                  const Hash256 &descriptor);
+
+	//! For each branch of the database whose head snapshot (`branches.head_snapshot_id`: its newest
+	//! snapshot, or what a restore or fast-forward made it) was exported to `store_url`: that snapshot.
+	std::vector<BranchExport> BranchHeadExports(const std::string &database, const std::string &store_url);
+
+	//! Where the store already holds each of `chunks` (those it holds; the others are absent).
+	std::unordered_map<Hash256, PackedChunk, Hash256Hasher> KnownChunks(const std::string &store_url,
+	                                                                    const std::vector<Hash256> &chunks);
+	//! Records the chunks of one uploaded pack, in one transaction.
+	void RecordPack(const std::string &store_url, const std::vector<PackedChunk> &chunks);
+	bool HasObject(const std::string &store_url, const std::string &key);
+	//! The key of the last deletion journal record of the store this repository has applied ("" for none).
+	std::string DeletionsSeen(const std::string &store_url);
+	//! Forgets objects remote cleanup deleted (packs: their chunks; other keys: the object) and records
+	//! `last_record` as applied, in one transaction.
+	void ForgetDeleted(const std::string &store_url, const std::vector<std::string> &keys,
+	                   const std::string &last_record);
+	void RecordObject(const std::string &store_url, const std::string &key);
+
+	std::optional<PublishedHead> Head(const std::string &store_url, const std::string &database,
+	                                  const std::string &branch);
+	void RecordHead(const std::string &store_url, const std::string &database, const std::string &branch,
+	                const PublishedHead &head);
+
+private:
+	MetadataCore &core;
+};
+
+} // namespace differential

@@ -12,6 +12,8 @@ mkdir -p "$WORK"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_write.py" --source "$WORK/tpch-sf1.duckdb" --work "$WORK/write" \
   --json "$WORK/write.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_merge.py" --work "$WORK" --json "$WORK/merge.json"
+# TPC-H from S3 (versitygw behind Toxiproxy's 20 ms) vs httpfs and the local file; export costs: bench/S3_RESULTS.md.
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_s3.py" --tpch-extension "$TPCH" --work "$WORK" --json "$WORK/s3.json"
 # The review server under load (16 clients, 8 branches, 60 s): bench/REVIEW_RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_review.py" --json "$WORK/review.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json"

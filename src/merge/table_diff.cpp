@@ -21,20 +21,6 @@ using duckdb::Value;
 //! A column of the diff's own: a table column of this name would make `b.<it>` ambiguous.
 static const char *PRESENT = "__differential_present";
 
-static int64_t SnapshotVersion(MetadataStore &metadata, const std::string &database, int64_t id) {
-	if (metadata.history.FindSnapshot(database, id)) {
-		return id;
-	}
-	if (metadata.history.SnapshotExpiredAt(database, id)) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
-		     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
-		         " was expired. List the snapshots still kept with differential_snapshots('" + database + "').");
-	}
-	Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-	     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
-	         ". List its snapshots with differential_snapshots('" + database + "').");
-}
-
 static int64_t BranchVersion(MetadataStore &metadata, const std::string &database, const std::string &branch) {
 	ValidateName("branch", branch);
 	auto record = metadata.history.FindBranch(database, branch);
@@ -58,8 +44,9 @@ int64_t ResolveDiffVersion(MetadataStore &metadata, const std::string &database,
 		     "The " + what + " version must not be NULL. Pass a snapshot id (an integer) or a branch name.");
 	}
 	if (version.type().IsIntegral()) {
-		return SnapshotVersion(metadata, database,
-		                       version.DefaultCastAs(duckdb::LogicalType::BIGINT).GetValue<int64_t>());
+		auto id = version.DefaultCastAs(duckdb::LogicalType::BIGINT).GetValue<int64_t>();
+		metadata.history.RequireKeptSnapshot(database, id, "differential_snapshots('" + database + "')");
+		return id;
 	}
 	if (version.type().id() == duckdb::LogicalTypeId::VARCHAR) {
 		return BranchVersion(metadata, database, version.ToString());

@@ -321,4 +321,18 @@ std::optional<int64_t> HistoryStore::SnapshotExpiredAt(const std::string &databa
 	return std::nullopt;
 }
 
+void HistoryStore::RequireKeptSnapshot(const std::string &database, int64_t snapshot_id, const std::string &listing) {
+	if (FindSnapshot(database, snapshot_id)) {
+		return;
+	}
+	if (SnapshotExpiredAt(database, snapshot_id)) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+		     "Snapshot " + std::to_string(snapshot_id) + " of database " + QuoteName(database) +
+		         " was expired. List the snapshots still kept with " + listing + ".");
+	}
+	Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+	     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
+	         ". List its snapshots with " + listing + ".");
+}
+
 } // namespace differential

@@ -21,22 +21,6 @@ using duckdb::Value;
 //! A column of the diff's own: a table column of this name would make `b.<it>` ambiguous.
 static const char *PRESENT = "__differential_present";
 
-static int64_t BranchVersion(MetadataStore &metadata, const std::string &database, const std::string &branch) {
-	ValidateName("branch", branch);
-	auto record = metadata.history.FindBranch(database, branch);
-	if (!record) {
-		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
-		     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch) +
-		         ". Name a branch of differential_branches('" + database + "'), or pass a snapshot id as an integer.");
-	}
-	if (!record->head_snapshot_id) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
-		         " has no snapshot yet, and a diff reads snapshots. Take one with differential_create_snapshot().");
-	}
-	return *record->head_snapshot_id;
-}
-
 int64_t ResolveDiffVersion(MetadataStore &metadata, const std::string &database, const Value &version,
                            const std::string &what) {
 	if (version.IsNull()) {
@@ -49,7 +33,9 @@ int64_t ResolveDiffVersion(MetadataStore &metadata, const std::string &database,
 		return id;
 	}
 	if (version.type().id() == duckdb::LogicalTypeId::VARCHAR) {
-		return BranchVersion(metadata, database, version.ToString());
+		auto branch = version.ToString();
+		ValidateName("branch", branch);
+		return metadata.history.RequireBranchHead(database, branch, "a diff reads");
 	}
 	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
 	     "The " + what + " version is a " + version.type().ToString() +

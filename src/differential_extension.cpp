@@ -84,6 +84,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::MergeRequestsFunction());
 	loader.RegisterFunction(differential::MergeBranchPreviewFunction());
 	loader.RegisterFunction(differential::MergeSnapshotsPreviewFunction());
+	loader.RegisterFunction(differential::DiffFunction());
 	loader.RegisterFunction(differential::AbortMergeFunction());
 	loader.RegisterFunction(differential::MergeResolutionsFunction());
 	loader.RegisterFunction(differential::MergeStatusFunction());

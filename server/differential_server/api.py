@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
@@ -171,7 +171,7 @@ def _branch_routes(app: FastAPI, service: Service, caller: Any) -> None:
              limit: int = Query(100, ge=1, le=1000), c: Caller = Depends(caller)) -> Any:
         """Row diff of one table since the fork: JSON pages, or the whole diff as an Arrow IPC stream."""
         if ARROW in request.headers.get("accept", ""):
-            return Response(service.diff_arrow(c, database, branch, table), media_type=ARROW)
+            return StreamingResponse(service.diff_arrow(c, database, branch, table), media_type=ARROW)
         return service.diff(c, database, branch, table, offset, limit)
 
     @app.get(base + "/branches/{branch}/schema-diff/{table}", tags=["branch"], responses=ERRORS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import decimal
+import logging
 import threading
 from typing import Any, Iterator
 
@@ -12,6 +13,7 @@ import duckdb
 from .config import Settings
 from .errors import ServiceError
 
+log = logging.getLogger("differential_server")
 
 def ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
@@ -87,9 +89,29 @@ class Engine:
         self._snap_guard = threading.Lock()
         self._snap_refs: dict[tuple[str, int], int] = {}
         self._main_snapshot_lock = threading.Lock()
+        self._adopt_lock = threading.Lock()
         for database in self.databases():
             self.main_dirty[database] = self._dirty_at_start(database)
             self.attach_main(database)
+
+    def adopt_new_databases(self) -> None:
+        """Serves databases created in the repository since the server started (by any DuckDB on it).
+
+        One that cannot be attached now (another process holds its main open for writing) is left for
+        the next look: it is not served until then.
+        """
+        with self._adopt_lock:
+            for database in self.databases():
+                if database in self.main_dirty:
+                    continue
+                dirty = self._dirty_at_start(database)
+                try:
+                    self.cursor().execute(
+                        f"ATTACH IF NOT EXISTS {literal('differential:' + database)} AS {ident(database)}")
+                except duckdb.Error:
+                    log.warning("database %r exists but cannot be attached yet; not served", database)
+                    continue
+                self.main_dirty[database] = dirty
 
     def _dirty_at_start(self, database: str) -> bool:
         """Whether main has writes after its latest snapshot, asked of the extension before main is attached."""
@@ -135,6 +157,8 @@ class Engine:
         self.attach_main(database)
 
     def require_database(self, database: str) -> None:
+        if database not in self.main_dirty:
+            self.adopt_new_databases()
         if database not in self.main_dirty:
             raise ServiceError("database_not_found", f"no database {database!r} is served here")
 

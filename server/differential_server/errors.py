@@ -39,6 +39,8 @@ CODES: dict[str, tuple[int, str]] = {
     "concurrent_write": (409, "main kept moving, or --expect-main names another snapshot"),
     "history_gap": (409, "a snapshot from the fork on is gone: discard the branch"),
     "merge_unsupported": (422, "column changes, views or macros, or a reserved column"),
+    "diff_unsupported": (422, "the table's primary key differs between fork and head, or it has none and its"
+                              " columns changed: its rows have no identity to diff by"),
     "nothing_to_merge": (422, "nothing left to write: discard the branch"),
     "internal": (500, "an unexpected failure; nothing was changed"),
 }

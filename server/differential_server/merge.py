@@ -13,7 +13,7 @@ from . import branches
 from .changes import table_defs
 from .engine import Engine, ident, literal
 from .errors import ServiceError
-from .proposals import assess, decide, load
+from .proposals import assess, decide, key_deletes, load
 from .state import State
 from .tokens import Caller
 
@@ -104,11 +104,12 @@ def _prepare(engine: Engine, state: State, caller: Caller, database: str, name: 
                                main_head=main_head)
         analysis = assess(engine, database, name, fork, head, main_head, json.loads(proposal["keys"]))
         decisions = decide(analysis, proposal)
+        deletes = key_deletes(analysis, proposal)
         request_id = f"review-p{proposal['id']}-{uuid.uuid4().hex[:8]}"
         tables = sorted({d["table"] for d in decisions})
         plan = {"request_id": request_id, "main_head": main_head, "branch_head": head, "decisions": decisions,
                 "resolution": {t: f"memory.main.{ident(request_id + '-' + str(i))}" for i, t in enumerate(tables)},
-                "timeout_ms": settings.merge_timeout_sec * 1000}
+                "timeout_ms": settings.merge_timeout_sec * 1000, "key_deletes": deletes}
         with engine.snapshots(database, main_head) as (cur, (alias,)):
             defs = table_defs(cur, alias)
             _build_resolutions(cur, alias, defs, plan)
@@ -175,11 +176,14 @@ def _finish(engine: Engine, state: State, caller: Caller, proposal: Any, plan: d
     """Tags main's new head with the approver as author and ends the branch; safe to repeat after a crash."""
     database, name, pid = proposal["database"], proposal["branch"], proposal["id"]
     tag = f"merge-{name}-{pid}"
-    with engine.gate(database).shared():
+    deletes = plan.get("key_deletes") or []
+    with engine.gate(database).exclusive() if deletes else engine.gate(database).shared():
         cur = engine.cursor()
         row = cur.execute("SELECT snapshot_id FROM differential_snapshots(?) WHERE snapshot_name = ?",
                           [database, tag]).fetchone()
         if row is None:
+            # The tag holds the merge and the policy's --key decisions; the unnamed merge snapshot only the merge.
+            _apply_key_deletes(cur, database, deletes)
             message = f"merge of branch {name} (merge {pid}) proposed by {proposal['proposer']}, approved by {caller.name}"
             row = cur.execute("SELECT snapshot_id FROM differential_create_snapshot(?, name => ?, author => ?,"
                               " message => ?)", [database, tag, caller.name, message]).fetchone()
@@ -194,3 +198,16 @@ def _finish(engine: Engine, state: State, caller: Caller, proposal: Any, plan: d
     return {"merge": {"id": pid, "state": "merged", "snapshot_id": row[0], "tag": tag, "merge_snapshot": result[0],
                       "merge_action": result[1], "request_id": plan["request_id"], "proposer": proposal["proposer"],
                       "approver": caller.name, "decisions": len(plan["decisions"])}}
+
+
+def _apply_key_deletes(cur: duckdb.DuckDBPyConnection, database: str, deletes: list[dict]) -> None:
+    """Deletes the rows --on-conflict decided against on a --key match, from main, before the tag is taken."""
+    if not deletes:
+        return
+    defs = table_defs(cur, database)
+    for delete in deletes:
+        d = defs[delete["table"].lower()]
+        types = {c.lower(): t for c, t in d["columns"]}
+        where = [(c, v) for c, v in delete["key"].items()] + [(c, v) for c, v in delete["values"].items()]
+        cond = " AND ".join(f"{ident(c)} = CAST(? AS {types[c.lower()]})" for c, _ in where)
+        cur.execute(f"DELETE FROM {ident(database)}.main.{ident(d['name'])} WHERE {cond}", [v for _, v in where])

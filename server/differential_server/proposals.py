@@ -63,11 +63,41 @@ def key_matches(cur: Any, aliases: tuple[str, str, str], defs: dict, keys: dict[
         main_new = new.format(ident(a_main), name, ident(a_fork), pk_eq)
         on = " AND ".join(f"b.{ident(c)} = m.{ident(c)}" for c in cols)
         same_pk = " AND ".join(f"b.{ident(k)} = m.{ident(k)}" for k in pk)
-        rows = cur.execute(f"SELECT {', '.join('b.' + ident(k) for k in pk)} FROM {branch_new} b JOIN {main_new} m"
+        picked = [f"b.{ident(k)}::VARCHAR" for k in pk] + [f"m.{ident(k)}::VARCHAR" for k in pk]
+        picked += [f"b.{ident(c)}::VARCHAR" for c in cols]
+        rows = cur.execute(f"SELECT {', '.join(picked)} FROM {branch_new} b JOIN {main_new} m"
                            f" ON {on} WHERE NOT ({same_pk}) ORDER BY ALL").fetchall()
-        found += [{"table": d["name"], "kind": "key_match", "key": dict(zip(pk, map(str, r))), "columns": cols}
-                  for r in rows]
+        n = len(pk)
+        found += [{"table": d["name"], "kind": "key_match", "key": dict(zip(pk, r[:n])), "columns": cols,
+                   "main_key": dict(zip(pk, r[n:2 * n])), "values": dict(zip(cols, r[2 * n:]))} for r in rows]
     return found
+
+
+def _match_identity(match: dict) -> tuple:
+    return match["table"].lower(), tuple(sorted(match["key"].items())), tuple(sorted(match["main_key"].items()))
+
+
+def key_deletes(analysis: dict, proposal: Any) -> list[dict]:
+    """What the policy makes of rows matching on a --key, as rows to delete from main after the merge.
+
+    A resolution table can only decide the extension's own (primary key) conflicts, and these rows have
+    different primary keys: under `main` the branch's row is removed again, under `branch` main's row is.
+    Each delete also names the --key values, so it removes only the row that matched (and is a no-op when
+    repeated after a crash).
+    """
+    matches = analysis["key_matches"]
+    if not matches:
+        return []
+    if proposal["policy"] is None:
+        raise ServiceError("merge_conflict", "rows match on a --key and no --on-conflict: merging would duplicate"
+                                             " them", key_matches=matches[:20])
+    shown = {_match_identity(m) for m in json.loads(proposal["changes"]).get("key_matches", [])}
+    new = [m for m in matches if _match_identity(m) not in shown]
+    if new:
+        raise ServiceError("conflicts_changed", "main made --key matches the proposal did not show: propose again",
+                           new_conflicts=len(new))
+    side = "key" if proposal["policy"] == "main" else "main_key"
+    return [{"table": m["table"], "key": m[side], "values": m["values"]} for m in matches]
 
 
 def assess(engine: Engine, database: str, branch: str, fork: int, head: int, main_head: int,
@@ -141,9 +171,6 @@ def decide(analysis: dict, proposal: Any) -> list[dict]:
     if new:
         raise ServiceError("conflicts_changed", "main made conflicts the proposal did not show: propose again",
                            new_conflicts=len(new))
-    if analysis["key_matches"]:
-        raise ServiceError("merge_conflict", "rows match on a --key: merging would duplicate them",
-                           key_matches=analysis["key_matches"][:20])
     if analysis["conflicts"] and proposal["policy"] is None:
         raise ServiceError("merge_conflict", f"{len(analysis['conflicts'])} conflicting row(s) and no --on-conflict",
                            conflicts=len(analysis["conflicts"]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from . import branches, diff, merge, proposals, sql, tokens
 from .changes import analyze
@@ -152,8 +152,8 @@ class Service:
             return diff.row_diff(self.engine, database, fork, head, table, offset, limit)
         return self._run("branch.diff", caller, database, name, work, audit_ok=False)
 
-    def diff_arrow(self, caller: Caller, database: str, name: str, table: str) -> bytes:
-        def work() -> bytes:
+    def diff_arrow(self, caller: Caller, database: str, name: str, table: str) -> Iterator[bytes]:
+        def work() -> Iterator[bytes]:
             fork, head = self._heads(database, name)
             return diff.row_diff_arrow(self.engine, database, fork, head, table)
         return self._run("branch.diff", caller, database, name, work, audit_ok=False)
@@ -196,10 +196,19 @@ class Service:
         def work() -> list[dict]:
             if not caller.is_admin:
                 raise ServiceError("admin_required", "the audit log is for admins")
-            where, params = ("", []) if action is None else (" WHERE action LIKE ?", [action + "%"])
-            rows = self.state.read("SELECT * FROM audit" + where + " ORDER BY id DESC LIMIT ?", params + [limit])
+            where, params = ["1 = 1"], []
+            if action is not None:
+                where, params = where + ["action LIKE ?"], params + [action + "%"]
+            if caller.databases is not None:
+                # A scoped admin reads the records of its databases only: not other databases' activity, nor the
+                # server-wide auth records.
+                where.append(f"database IN ({', '.join('?' * len(caller.databases))})" if caller.databases else "0 = 1")
+                params += list(caller.databases)
+            rows = self.state.read("SELECT * FROM audit WHERE " + " AND ".join(where) + " ORDER BY id DESC LIMIT ?",
+                                   params + [limit])
             return [dict(r) for r in rows]
         return self._run("auth.audit", caller, None, None, work, audit_ok=False, branch_action=False)
 
     def databases(self, caller: Caller) -> list[str]:
+        self.engine.adopt_new_databases()
         return [d for d in sorted(self.engine.main_dirty) if caller.may_use(d)]

@@ -46,16 +46,7 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 			     "AT (VERSION => " + value.ToString() + ") is not a snapshot id. Use an integer from " + database +
 			         ".snapshots().");
 		}
-		if (!metadata.history.FindSnapshot(database, id)) {
-			if (metadata.history.SnapshotExpiredAt(database, id)) {
-				Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
-				     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
-				         " was expired. List the snapshots still kept with " + database + ".snapshots().");
-			}
-			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-			     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
-			         ". List its snapshots with " + database + ".snapshots().");
-		}
+		metadata.history.RequireKeptSnapshot(database, id, database + ".snapshots()");
 		return id;
 	}
 	if (unit == "timestamp") {

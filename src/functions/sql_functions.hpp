@@ -33,5 +33,6 @@ duckdb::TableFunction MergeSnapshotsPreviewFunction();
 duckdb::TableFunction AbortMergeFunction();
 duckdb::TableFunction MergeResolutionsFunction();
 duckdb::TableFunction MergeStatusFunction();
+duckdb::TableFunction DiffFunction();
 
 } // namespace differential

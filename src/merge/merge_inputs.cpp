@@ -14,29 +14,12 @@ void RequireDatabase(MetadataStore &metadata, const std::string &database) {
 	}
 }
 
-//! The head snapshot of a branch a merge reads.
-static int64_t HeadOf(MetadataStore &metadata, const std::string &database, const std::string &branch_name) {
-	auto branch = metadata.history.FindBranch(database, branch_name);
-	if (!branch) {
-		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
-		     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch_name) +
-		         ". List branches with differential_branches('" + database + "').");
-	}
-	if (!branch->head_snapshot_id) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-		     "Branch " + QuoteName(branch_name) +
-		         " has no snapshot yet; merges read published snapshots only. Take one with "
-		         "differential_create_snapshot() first.");
-	}
-	return *branch->head_snapshot_id;
-}
-
 MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
                                const std::string &source) {
 	RequireDatabase(metadata, database);
 	MergeBranchResult result;
-	result.ours = HeadOf(metadata, database, target);
-	result.theirs = HeadOf(metadata, database, source);
+	result.ours = metadata.history.RequireBranchHead(database, target, "merges read");
+	result.theirs = metadata.history.RequireBranchHead(database, source, "merges read");
 	auto ancestry = ComputeAncestry(metadata.history.SnapshotParents(database), result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
 		Fail(ErrorKind::INVALID, "merge_base_ambiguous",

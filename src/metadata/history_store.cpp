@@ -321,4 +321,34 @@ std::optional<int64_t> HistoryStore::SnapshotExpiredAt(const std::string &databa
 	return std::nullopt;
 }
 
+void HistoryStore::RequireKeptSnapshot(const std::string &database, int64_t snapshot_id, const std::string &listing) {
+	if (FindSnapshot(database, snapshot_id)) {
+		return;
+	}
+	if (SnapshotExpiredAt(database, snapshot_id)) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+		     "Snapshot " + std::to_string(snapshot_id) + " of database " + QuoteName(database) +
+		         " was expired. List the snapshots still kept with " + listing + ".");
+	}
+	Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+	     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
+	         ". List its snapshots with " + listing + ".");
+}
+
+int64_t HistoryStore::RequireBranchHead(const std::string &database, const std::string &branch_name,
+                                        const std::string &reader) {
+	auto branch = FindBranch(database, branch_name);
+	if (!branch) {
+		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+		     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch_name) +
+		         ". List branches with differential_branches('" + database + "').");
+	}
+	if (!branch->head_snapshot_id) {
+		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		     "Branch " + QuoteName(branch_name) + " has no snapshot yet; " + reader +
+		         " published snapshots only. Take one with differential_create_snapshot() first.");
+	}
+	return *branch->head_snapshot_id;
+}
+
 } // namespace differential

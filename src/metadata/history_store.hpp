@@ -41,6 +41,12 @@ public:
 	std::map<int64_t, std::vector<int64_t>> SnapshotParents(const std::string &database);
 	//! When the snapshot was expired, if it was.
 	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
+	//! Refuses a snapshot id that is not kept: `snapshot_expired` when it was expired, else
+	//! `snapshot_not_found`; `listing` names the function that lists the kept ones.
+	void RequireKeptSnapshot(const std::string &database, int64_t snapshot_id, const std::string &listing);
+	//! The branch's head snapshot; refuses a missing branch (`branch_not_found`) and one without a
+	//! snapshot (`snapshot_not_found`, saying that `reader`, e.g. "merges read", reads snapshots only).
+	int64_t RequireBranchHead(const std::string &database, const std::string &branch, const std::string &reader);
 
 private:
 	std::optional<SnapshotRecord> FirstSnapshot(const std::string &where, const std::string &database,

@@ -103,3 +103,41 @@ def test_merge_survives_sigkill(tmp_path, point):
                        [f"merge-fix-{pid}"]).fetchone()[0]
     assert tags == 1
     con.close()
+
+
+@pytest.mark.parametrize("point", ["merge.publication:1", "snapshot.before_commit:1"])
+def test_key_policy_merge_survives_sigkill(tmp_path, point):
+    """--on-conflict main on a --key match: the branch's matching row is removed exactly once, whatever the crash."""
+    repository = tmp_path / "repo"
+    seed(repository, databases=("shop",))
+    state = State(Settings(repository=repository).state_path)
+    mia = tokens.mint(state, tokens.ensure_principal(state, "mia", "member"), "mia")[1]
+    rob = tokens.mint(state, tokens.ensure_principal(state, "rob", "admin"), "rob")[1]
+
+    def sql(client, statement, who=rob, branch=None):
+        return client.post("/api/branch/shop/sql", json={"sql": statement, "branch": branch}, headers=h(who)).json()
+
+    with server(repository) as (client, _):
+        assert client.post("/api/branch/shop/branches", json={"name": "keys"}, headers=h(mia)).status_code == 201
+        sql(client, "INSERT INTO items VALUES (200, 'branch row', 1, 'sku-k'), (201, 'kept', 1, 'sku-z')", mia, "keys")
+        sql(client, "INSERT INTO items VALUES (300, 'main row', 2, 'sku-k')")
+        pid = client.post("/api/branch/shop/branches/keys/propose", json={"keys": ["main.items=sku"],
+                                                                          "on_conflict": "main"},
+                          headers=h(mia)).json()["merge"]["id"]
+    with server(repository, crash=point) as (client, process):
+        with pytest.raises(httpx.TransportError):
+            client.post("/api/branch/shop/branches/keys/merge", json={"proposal_id": pid}, headers=h(rob))
+        assert process.wait(timeout=60) == -signal.SIGKILL
+    with server(repository) as (client, _):
+        merged = client.post("/api/branch/shop/branches/keys/merge", json={"proposal_id": pid}, headers=h(rob))
+        assert merged.status_code == 200, merged.text
+        rows = sql(client, "SELECT id FROM items WHERE id >= 200 ORDER BY id")["rows"]
+        assert rows == [[201], [300]]
+    con = connect(repository)
+    assert con.execute("SELECT sum(problems) FROM differential_verify('shop')").fetchone()[0] == 0
+    tag = con.execute("SELECT snapshot_id FROM differential_snapshots('shop') WHERE snapshot_name = ?",
+                      [f"merge-keys-{pid}"]).fetchall()
+    assert len(tag) == 1
+    con.execute("ATTACH 'differential:shop' AS shop (SNAPSHOT %d)" % tag[0][0])
+    assert con.execute("SELECT id FROM shop.items WHERE id >= 200 ORDER BY id").fetchall() == [(201,), (300,)]
+    con.close()

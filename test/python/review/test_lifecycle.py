@@ -243,11 +243,12 @@ def test_diff_as_an_arrow_stream_holds_every_page(world):
                                 headers={**world.h("max"), "Accept": "application/vnd.apache.arrow.stream"})
     assert response.status_code == 200 and response.headers["content-type"] == "application/vnd.apache.arrow.stream"
     table = pa.ipc.open_stream(response.content).read_all()
-    assert table.column_names == ["op", "before", "after"]
+    assert table.column_names == ["op", "key", "before", "after"]
     rows = table.to_pylist()
     assert [r["op"] for r in rows] == [p["op"] for p in pages] == ["update"] * 12 + ["delete", "insert"]
     assert [r["after"] for r in rows[:12]] == [p["after"] for p in pages[:12]]
     assert rows[12]["after"] is None and rows[13]["before"] is None and rows[13]["after"]["id"] == 21
+    assert [r["key"] for r in rows] == [p["key"] for p in pages]
     with unchanged(world):
         refused(world.client.get("/api/branch/shop/branches/bulk/diff/items",
                                  headers={**world.h("outsider"), "Accept": "application/vnd.apache.arrow.stream"}),

@@ -148,6 +148,40 @@ def test_keys_are_checked_and_matches_refuse_the_merge(world):
         refused(world.propose("mia", "keys", keys=["other.items=sku"]), 400, "invalid_key")
     proposal = world.propose("mia", "keys", keys=["main.items=sku"]).json()
     assert proposal["changes"]["key_matches"] == [
-        {"table": "items", "kind": "key_match", "key": {"id": "200"}, "columns": ["sku"]}]
+        {"table": "items", "kind": "key_match", "key": {"id": "200"}, "columns": ["sku"], "main_key": {"id": "300"},
+         "values": {"sku": "sku-new"}}]
     with unchanged(world):
         refused(world.merge("rob", "keys", proposal["merge"]["id"]), 409, "merge_conflict")
+
+
+def test_on_conflict_settles_key_matches(world):
+    """Under `main` the branch's matching row is dropped, under `branch` main's matching row is replaced."""
+    for policy in ("main", "branch"):
+        name, sku = f"keys-{policy}", f"sku-{policy}"
+        world.create("mia", name)
+        offset = 10 if policy == "main" else 0
+        world.sql("mia", f"INSERT INTO items VALUES ({200 + offset}, 'branch row', 1, '{sku}'),"
+                         f" ({400 + offset}, 'other', 1, 'sku-unmatched-{policy}')", branch=name)
+        world.sql("mia", f"UPDATE items SET name = 'touched' WHERE id = {7 + offset}", branch=name)
+        world.sql("alice", f"INSERT INTO items VALUES ({300 + offset}, 'main row', 2, '{sku}')")
+        proposal = world.propose("mia", name, keys=["main.items=sku"], on_conflict=policy).json()
+        assert len(proposal["changes"]["key_matches"]) == 1
+        merged = world.merge("rob", name, proposal["merge"]["id"])
+        assert merged.status_code == 200, merged.text
+        expected = [[310, "main row"]] if policy == "main" else [[200, "branch row"]]
+        assert world.rows(f"SELECT id, name FROM items WHERE sku = '{sku}'") == expected
+        # The rest of the branch merged as usual, and the tag holds the decision.
+        assert world.rows(f"SELECT name FROM items WHERE id IN ({400 + offset}, {7 + offset}) ORDER BY id") == [
+            ["touched"], ["other"]]
+        assert world.service.engine.cursor().execute(
+            f"SELECT count(*) FROM shop.items AT (VERSION => {merged.json()['merge']['snapshot_id']})"
+            f" WHERE sku = '{sku}'").fetchone()[0] == 1
+
+
+def test_key_match_main_made_after_the_proposal_is_conflicts_changed(world):
+    world.create("mia", "late")
+    world.sql("mia", "INSERT INTO items VALUES (250, 'branch row', 1, 'sku-late')", branch="late")
+    pid = world.propose("mia", "late", keys=["main.items=sku"], on_conflict="main").json()["merge"]["id"]
+    world.sql("alice", "INSERT INTO items VALUES (350, 'main row', 2, 'sku-late')")
+    with unchanged(world):
+        refused(world.merge("rob", "late", pid), 409, "conflicts_changed")

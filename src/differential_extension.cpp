@@ -2,6 +2,7 @@
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
 #include "catalog/object_store_access.hpp"
+#include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "duckdb.hpp"
@@ -29,6 +30,12 @@ static void CheckMaxConcurrent(ClientContext &, SetScope, Value &parameter) {
 	}
 }
 
+static void CheckRemoteCacheSize(ClientContext &, SetScope, Value &parameter) {
+	if (!parameter.IsNull()) {
+		differential::Translated([&]() { differential::ParseRemoteCacheSize(parameter.ToString()); });
+	}
+}
+
 static void LoadInternal(ExtensionLoader &loader) {
 	auto &instance = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(instance);
@@ -45,6 +52,11 @@ static void LoadInternal(ExtensionLoader &loader) {
 	                          "How many merges this process runs at once; more are refused with merge_busy (0: no "
 	                          "limit)",
 	                          LogicalType::BIGINT, Value::BIGINT(2), CheckMaxConcurrent, SetScope::GLOBAL);
+	config.AddExtensionOption(
+	    "differential_remote_cache_size",
+	    "Bytes of fetched remote chunks kept on disk for remote attachments made after it, shared by "
+	    "the processes of a repository ('1GB', '512MiB', a number of bytes; 0: no disk cache)",
+	    LogicalType::VARCHAR, Value("0"), CheckRemoteCacheSize, SetScope::GLOBAL);
 	config.AddExtensionOption("differential_merge_skip_unchanged",
 	                          "Let merges skip reading a side's table whose storage is byte-identical to the base's "
 	                          "(false: read all three sides, the reference method)",
@@ -63,6 +75,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());
 	loader.RegisterFunction(differential::CleanupOldFilesFunction());
+	loader.RegisterFunction(differential::CleanupRemoteFilesFunction());
 	loader.RegisterFunction(differential::StorageInfoFunctions());
 	loader.RegisterFunction(differential::MergeAncestryFunction());
 	loader.RegisterFunction(differential::MergeBranchFunction());

@@ -3,6 +3,7 @@
 #include "catalog/attach.hpp"
 
 #include "catalog/differential_catalog.hpp"
+#include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
@@ -74,12 +75,6 @@ static int64_t SnapshotOption(const Value &value) {
 static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &options) {
 	AttachRequest request;
 	request.database = path;
-	if (request.database.find("://") != std::string::npos) {
-		Fail(ErrorKind::INVALID_INPUT, "not_supported",
-		     "ATTACH 'differential:" + request.database +
-		         "' names a remote branch head; S3 databases are not supported by this build yet. Attach a local "
-		         "database with ATTACH 'differential:<name>'.");
-	}
 	ValidateName("database", request.database);
 	for (auto &option : options.options) {
 		auto key = StringUtil::Lower(option.first);
@@ -175,6 +170,9 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
                                               AttachedDatabase &db, const string &name, AttachInfo &info,
                                               AttachOptions &options) {
 	return Translated([&]() -> unique_ptr<Catalog> {
+		if (IsRemoteLocatorPath(info.path)) {
+			return AttachRemote(context, db, info, options);
+		}
 		auto request = ReadAttachOptions(info.path, options);
 		bool read_only = options.access_mode == AccessMode::READ_ONLY;
 		if (request.snapshot_id) {

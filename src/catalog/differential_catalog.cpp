@@ -25,6 +25,11 @@ void RegisterCatalogFunction(const std::string &name, TableFunction function) {
 	RegisteredFunctions().emplace(name, std::move(function));
 }
 
+bool IsCatalogFunction(const std::string &name) {
+	std::lock_guard<std::mutex> guard(registered_lock);
+	return RegisteredFunctions().count(StringUtil::Lower(name)) > 0;
+}
+
 DifferentialCatalog::DifferentialCatalog(AttachedDatabase &db, std::shared_ptr<Repository> repository_p,
                                          std::string database, std::string branch, int64_t snapshot_id_p)
     : DuckCatalog(db), repository(std::move(repository_p)), database_name(std::move(database)),

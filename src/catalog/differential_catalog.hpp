@@ -21,6 +21,8 @@ struct CatalogFunctionInfo : public duckdb::TableFunctionInfo {
 
 //! Registers a table function that each differential catalog answers as `<alias>.<name>()`.
 void RegisterCatalogFunction(const std::string &name, duckdb::TableFunction function);
+//! Whether `name` (any case) is one of them: remote attachments refuse these by name.
+bool IsCatalogFunction(const std::string &name);
 
 class DifferentialCatalog : public duckdb::DuckCatalog {
 public:

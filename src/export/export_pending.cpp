@@ -97,6 +97,34 @@ static void PublishHeads(ExportContext &context, ExportRun &run) {
 	}
 }
 
+//! The exported snapshots expired locally whose expiry record the store does not have yet.
+static std::vector<int64_t> DueExpiryRecords(ExportContext &context) {
+	auto &remote = context.repository.metadata->remote;
+	std::vector<int64_t> due;
+	for (auto id : remote.ExpiredExports(context.database, context.store_url)) {
+		if (!remote.HasObject(context.store_url, ExpiryRecordKey(context.database, id))) {
+			due.push_back(id);
+		}
+	}
+	return due;
+}
+
+//! Writes the due expiry records (create-only; one already there, from an earlier try, is as good), so
+//! remote cleanup may condemn what only those snapshots reached.
+static void PublishExpiryRecords(ExportContext &context, const std::vector<int64_t> &due, ExportRun &run) {
+	ExportUploader uploader(context.store, run.stats);
+	for (auto id : due) {
+		auto key = ExpiryRecordKey(context.database, id);
+		try {
+			uploader.PutRecord(key, EncodeSnapshotRecord({context.database, id, Hash256()}, true));
+		} catch (ExportFailure &e) {
+			RaiseFailure(context, -1, e);
+		}
+		context.repository.metadata->remote.RecordObject(context.store_url, key);
+		run.expiry_records++;
+	}
+}
+
 //! Whether some branch's head in the store is not its exported head snapshot (a head move failed earlier,
 //! or a fast-forward moved the branch to an exported snapshot).
 static bool HeadsBehind(ExportContext &context) {
@@ -139,7 +167,8 @@ ExportRun ExportPendingSnapshots(Repository &repository, const std::string &data
 	ExportContext context {repository, database, store, store_url};
 	ExportRun run;
 	auto pending = repository.metadata->remote.PendingExports(database, up_to);
-	if (pending.empty() && !HeadsBehind(context)) {
+	auto expiries = DueExpiryRecords(context);
+	if (pending.empty() && expiries.empty() && !HeadsBehind(context)) {
 		return run; // nothing to do costs no request
 	}
 	LogTimer timer;
@@ -151,10 +180,12 @@ ExportRun ExportPendingSnapshots(Repository &repository, const std::string &data
 	}
 	ExportObjects(context, pending, run);
 	PublishHeads(context, run);
+	PublishExpiryRecords(context, expiries, run);
 	marker.reset(); // its DELETE counts in this run
 	LogEvent("export", timer.ElapsedMs(),
 	         database + " to " + store_url + ": " + std::to_string(run.snapshots.size()) + " snapshot(s), " +
-	             std::to_string(run.heads.size()) + " head(s), " + std::to_string(run.stats.requests) + " request(s)");
+	             std::to_string(run.heads.size()) + " head(s), " + std::to_string(run.expiry_records) +
+	             " expiry record(s), " + std::to_string(run.stats.requests) + " request(s)");
 	return run;
 }
 

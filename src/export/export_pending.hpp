@@ -30,6 +30,8 @@ struct PublishedBranchHead {
 struct ExportRun {
 	std::vector<ExportedSnapshot> snapshots;
 	std::vector<PublishedBranchHead> heads;
+	//! Expiry records written for exported snapshots that were expired locally.
+	uint64_t expiry_records = 0;
 	ExportStats stats; //! of the whole run, head moves included (the probe's requests are not)
 };
 

@@ -2,6 +2,7 @@
 #include "functions/attached_catalog.hpp"
 
 #include "catalog/attach.hpp"
+#include "catalog/remote_catalog.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
@@ -17,6 +18,12 @@ DifferentialCatalog &AttachedDifferentialCatalog(ClientContext &context, const s
 		Fail(ErrorKind::NOT_FOUND, "database_not_attached",
 		     "No database is attached as " + QuoteName(name) + ". Attach it first with ATTACH 'differential:" + name +
 		         "' AS " + name + ", and pass the attached name.");
+	}
+	if (auto remote = dynamic_cast<RemoteCatalog *>(&attached->GetCatalog())) {
+		Fail(ErrorKind::INVALID_INPUT, "not_supported",
+		     "The attached database " + QuoteName(name) + " is a read-only remote attachment of " + remote->locator +
+		         ": it has no repository and no history. Call this function on the database in the writer's "
+		         "repository.");
 	}
 	auto catalog = dynamic_cast<DifferentialCatalog *>(&attached->GetCatalog());
 	if (!catalog) {

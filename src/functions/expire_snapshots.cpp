@@ -1,6 +1,9 @@
 // differential_expire_snapshots(database, versions => [...] | older_than => INTERVAL): retires
 // snapshots (never a branch head); their data goes at the next cleanup unless a reader pins it.
+#include "catalog/database_export.hpp"
+#include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
+#include "common/logging.hpp"
 #include "common/names.hpp"
 #include "duckdb/common/types/interval.hpp"
 #include "functions/attached_catalog.hpp"
@@ -18,6 +21,21 @@ static std::optional<Value> Named(TableFunctionBindInput &input, const std::stri
 		}
 	}
 	return std::nullopt;
+}
+
+//! An S3 database's store learns of the expiry (expiry records, so remote cleanup may condemn what only
+//! those snapshots reached). The expiry itself is committed already: when the store cannot be reached, the
+//! records wait for the database's next export, and a warning in duckdb_logs says so.
+static void PublishExpiries(ClientContext &context, Repository &repository, const std::string &database) {
+	try {
+		ExportDatabase(context, repository, database);
+	} catch (DifferentialError &e) {
+		DuckDBLogScope log(context);
+		LogWarning("expiry_records_deferred", "database " + database +
+		                                          ": the expiry is committed locally; its expiry records wait for the "
+		                                          "next export (" +
+		                                          e.code + ")");
+	}
 }
 
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
@@ -49,9 +67,11 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	return BindRows(
 	    {{"snapshot_id", LogicalType::BIGINT}},
 	    [=](ClientContext &context) {
-		    auto &metadata = *CurrentRepository(context)->metadata;
+		    auto repository = CurrentRepository(context);
+		    auto &metadata = *repository->metadata;
 		    auto expired = by_age ? metadata.lifecycle.ExpireSnapshotsBefore(database, NowMicros() - age_us)
 		                          : metadata.lifecycle.ExpireSnapshots(database, ids);
+		    PublishExpiries(context, *repository, database);
 		    Rows rows;
 		    for (auto id : expired) {
 			    rows.push_back({Value::BIGINT(id)});

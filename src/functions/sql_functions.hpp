@@ -21,6 +21,7 @@ duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();
 duckdb::TableFunction CleanupOldFilesFunction();
+duckdb::TableFunction CleanupRemoteFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
 duckdb::TableFunction MergeAncestryFunction();
 duckdb::TableFunction MergeBranchFunction();

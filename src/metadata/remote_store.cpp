@@ -63,6 +63,20 @@ std::vector<PendingExport> RemoteStore::PendingExports(const std::string &databa
 	return out;
 }
 
+std::vector<int64_t> RemoteStore::ExpiredExports(const std::string &database, const std::string &store_url) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare(
+	    "SELECT e.snapshot_id FROM snapshot_exports e JOIN expired_snapshots x ON x.database_id = e.database_id AND "
+	    "x.snapshot_id = e.snapshot_id WHERE e.database_id = ? AND e.store_url = ? ORDER BY e.snapshot_id");
+	stmt.Bind(1, database_id).Bind(2, store_url);
+	std::vector<int64_t> out;
+	while (stmt.Step()) {
+		out.push_back(stmt.Int(0));
+	}
+	return out;
+}
+
 std::optional<Hash256> RemoteStore::ExportedDescriptor(const std::string &database, int64_t snapshot_id) {
 	auto session = core.Read();
 	auto database_id = RequireDatabaseId(session, database);

@@ -59,6 +59,11 @@ public:
 	void RecordExport(const std::string &database, int64_t snapshot_id, const std::string &store_url,
 	                  const Hash256 &descriptor);
 
+	//! Snapshots of the database exported to `store_url` that were expired locally since: each is due an
+	//! expiry record in the store (remote cleanup keeps what an unexpired commit record reaches), unless
+	//! `remote_objects` says the store has it already.
+	std::vector<int64_t> ExpiredExports(const std::string &database, const std::string &store_url);
+
 	//! For each branch of the database whose head snapshot (`branches.head_snapshot_id`: its newest
 	//! snapshot, or what a restore or fast-forward made it) was exported to `store_url`: that snapshot.
 	std::vector<BranchExport> BranchHeadExports(const std::string &database, const std::string &store_url);

@@ -5,6 +5,7 @@
 #include "common/logging.hpp"
 #include "common/names.hpp"
 #include "storage/branch_lock.hpp"
+#include "storage/remote_file.hpp"
 
 namespace differential {
 
@@ -16,6 +17,11 @@ public:
 	DiffFileHandle(DiffFileSystem &fs, const std::string &path, duckdb::FileOpenFlags flags,
 	               std::shared_ptr<VersionedFile> file, bool writable)
 	    : FileHandle(fs, path, flags), file(std::move(file)), writable(writable) {
+	}
+	//! A remote image's database file: read-only, and outside the registry of local files.
+	DiffFileHandle(DiffFileSystem &fs, const std::string &path, duckdb::FileOpenFlags flags,
+	               std::shared_ptr<RemoteImageFile> remote)
+	    : FileHandle(fs, path, flags), writable(false), remote(std::move(remote)) {
 	}
 	~DiffFileHandle() override {
 		DiffFileHandle::Close();
@@ -29,8 +35,16 @@ public:
 		}
 	}
 
+	uint64_t Length() {
+		return remote ? remote->Length() : file->Length();
+	}
+	uint64_t ReadAt(void *buffer, uint64_t size, uint64_t offset) {
+		return remote ? remote->Read(buffer, size, offset) : file->Read(buffer, size, offset);
+	}
+
 	std::shared_ptr<VersionedFile> file;
 	bool writable;
+	std::shared_ptr<RemoteImageFile> remote;
 	uint64_t position = 0;
 };
 
@@ -176,10 +190,33 @@ static std::shared_ptr<VersionedFile> OpenStoredFile(FileRegistry &registry, con
 	return file;
 }
 
+//! A remote image has its database file and nothing else: companions (the WAL) are absent, writes refused.
+static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const std::string &path,
+                                                      duckdb::FileOpenFlags flags) {
+	bool is_database_file = false;
+	auto image = FindRemoteImage(path, is_database_file);
+	if (image && flags.OpenForWriting()) {
+		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		     "Cannot write " + path + ": it is a read-only remote attachment of " + image->Locator() +
+		         ". Write to the database where it is exported from.");
+	}
+	if (!image || !is_database_file) {
+		if (flags.ReturnNullIfNotExists()) {
+			return nullptr;
+		}
+		Fail(ErrorKind::NOT_FOUND, "file_not_found",
+		     "No file " + path + (image ? ": a remote attachment has only its database file." : ": it was detached."));
+	}
+	return duckdb::make_uniq<DiffFileHandle>(fs, path, flags, image);
+}
+
 duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
                                                         duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto log = RouteLogs();
 	return Translated([&]() -> duckdb::unique_ptr<FileHandle> {
+		if (IsRemoteImagePath(path)) {
+			return OpenRemoteImage(*this, path, flags);
+		}
 		auto address = ParseDiffPath(path);
 		bool write = flags.OpenForWriting();
 		if (write && address.IsSnapshot()) {
@@ -267,13 +304,15 @@ int64_t DiffFileSystem::OpenHandleCount(const std::string &owner_key) {
 }
 
 void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
+	// Remote reads fetch (and log their requests); local reads log nothing.
+	auto log = AsDiff(handle).remote ? RouteLogs() : InstanceLogScope(nullptr);
 	Translated([&]() {
 		auto &h = AsDiff(handle);
-		auto n = h.file->Read(buffer, static_cast<uint64_t>(nr_bytes), location);
+		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), location);
 		if (n != static_cast<uint64_t>(nr_bytes)) {
 			Fail(ErrorKind::IO, "short_read",
 			     "Read of " + std::to_string(nr_bytes) + " bytes at " + std::to_string(location) + " from " + h.path +
-			         " goes past its end (" + std::to_string(h.file->Length()) + " bytes).");
+			         " goes past its end (" + std::to_string(h.Length()) + " bytes).");
 		}
 	});
 }
@@ -290,9 +329,10 @@ void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, i
 }
 
 int64_t DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
+	auto log = AsDiff(handle).remote ? RouteLogs() : InstanceLogScope(nullptr);
 	return Translated([&]() {
 		auto &h = AsDiff(handle);
-		auto n = h.file->Read(buffer, static_cast<uint64_t>(nr_bytes), h.position);
+		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), h.position);
 		h.position += n;
 		return static_cast<int64_t>(n);
 	});
@@ -301,7 +341,7 @@ int64_t DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes)
 int64_t DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes) {
 	auto &h = AsDiff(handle);
 	if (h.flags.OpenForAppending()) {
-		h.position = h.file->Length();
+		h.position = h.Length();
 	}
 	Write(handle, buffer, nr_bytes, h.position);
 	h.position += static_cast<uint64_t>(nr_bytes);
@@ -309,7 +349,7 @@ int64_t DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes
 }
 
 int64_t DiffFileSystem::GetFileSize(FileHandle &handle) {
-	return static_cast<int64_t>(AsDiff(handle).file->Length());
+	return static_cast<int64_t>(AsDiff(handle).Length());
 }
 
 duckdb::timestamp_t DiffFileSystem::GetLastModifiedTime(FileHandle &handle) {
@@ -330,7 +370,12 @@ void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 
 void DiffFileSystem::FileSync(FileHandle &handle) {
 	auto log = RouteLogs();
-	Translated([&]() { AsDiff(handle).file->Sync(); });
+	Translated([&]() {
+		// A remote image is immutable: there is nothing to sync.
+		if (AsDiff(handle).file) {
+			AsDiff(handle).file->Sync();
+		}
+	});
 }
 
 bool DiffFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t length_bytes) {
@@ -371,6 +416,10 @@ std::shared_ptr<VersionedFile> DiffFileSystem::Lookup(const std::string &path, F
 
 bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	return Translated([&]() {
+		if (IsRemoteImagePath(filename)) {
+			bool is_database_file = false;
+			return FindRemoteImage(filename, is_database_file) && is_database_file;
+		}
 		FileAddress address;
 		if (auto file = Lookup(filename, address)) {
 			return file->Exists();
@@ -389,6 +438,13 @@ bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_pt
 
 bool DiffFileSystem::TryRemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	return Translated([&]() {
+		if (IsRemoteImagePath(filename)) {
+			if (FileExists(filename, opener)) {
+				Fail(ErrorKind::INVALID_INPUT, "read_only",
+				     "Cannot remove " + filename + ": remote attachments are read-only.");
+			}
+			return false;
+		}
 		FileAddress address;
 		auto file = Lookup(filename, address);
 		if (address.IsSnapshot()) {
@@ -415,6 +471,10 @@ void DiffFileSystem::MoveFile(const std::string &source, const std::string &targ
                               duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto log = RouteLogs();
 	Translated([&]() {
+		if (IsRemoteImagePath(source) || IsRemoteImagePath(target)) {
+			Fail(ErrorKind::INVALID_INPUT, "read_only",
+			     "Cannot move " + source + " to " + target + ": remote attachments are read-only.");
+		}
 		FileAddress from, to;
 		auto file = Lookup(source, from);
 		to = ParseDiffPath(target);

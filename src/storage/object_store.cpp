@@ -1,6 +1,8 @@
 // Names of object-store outcomes and the listing helper shared by every ObjectStore implementation.
 #include "storage/object_store.hpp"
 
+#include "common/errors.hpp"
+
 namespace differential {
 
 const char *ObjectStatusName(ObjectStatus status) {
@@ -21,6 +23,30 @@ const char *ObjectStatusName(ObjectStatus status) {
 		return "invalid";
 	}
 	return "invalid";
+}
+
+void FailRemote(const ObjectOutcome &outcome, const ObjectStore &store, const std::string &doing) {
+	auto where = "Failed " + doing + " in " + store.Describe() + " (" + outcome.detail + ")";
+	switch (outcome.status) {
+	case ObjectStatus::NOT_FOUND:
+		Fail(ErrorKind::NOT_FOUND, "remote_not_found",
+		     where + ". The object is missing: check the URL, or whether it was deleted from the bucket.");
+	case ObjectStatus::PRECONDITION_FAILED:
+	case ObjectStatus::CONFLICT:
+		Fail(ErrorKind::CONFLICT, "remote_conflict", where + ". Another writer changed it first; retry.");
+	case ObjectStatus::TRANSIENT:
+		Fail(ErrorKind::IO, "remote_unavailable",
+		     where + " after retries. Check the ENDPOINT and USE_SSL of the TYPE s3 secret and the network, then "
+		             "retry.");
+	case ObjectStatus::DENIED:
+		Fail(ErrorKind::IO, "remote_denied",
+		     where + ". The credentials were refused: check the TYPE s3 secret whose SCOPE matches this URL (or "
+		             "the AWS credential chain when none does) and its permissions.");
+	case ObjectStatus::OK:
+	case ObjectStatus::INVALID:
+		break;
+	}
+	Fail(ErrorKind::IO, "remote_invalid", where + ". The store refused the request; check the URL and the server.");
 }
 
 ObjectOutcome ListAll(ObjectStore &store, const std::string &prefix, std::vector<ObjectInfo> &out) {

@@ -121,6 +121,11 @@ public:
 	virtual std::string Describe() const = 0;
 };
 
+//! Raises the DifferentialError a failed outcome means for a user: `remote_not_found`, `remote_conflict`,
+//! `remote_unavailable`, `remote_denied` or `remote_invalid`, naming what was being done (`doing`, e.g.
+//! "reading the head heads/orders/main") and where (`store.Describe()`), and what to do about it.
+[[noreturn]] void FailRemote(const ObjectOutcome &outcome, const ObjectStore &store, const std::string &doing);
+
 //! All pages of a listing; stops at the first failed page and returns its outcome.
 ObjectOutcome ListAll(ObjectStore &store, const std::string &prefix, std::vector<ObjectInfo> &out);
 

@@ -36,7 +36,14 @@ set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/remote/export_format.cpp
     ${DIFFERENTIAL_SRC}/remote/text_object.cpp
     ${DIFFERENTIAL_SRC}/remote/remote_journal.cpp
-    ${DIFFERENTIAL_SRC}/remote/remote_cleanup.cpp)
+    ${DIFFERENTIAL_SRC}/remote/remote_cleanup.cpp
+    ${DIFFERENTIAL_SRC}/remote/export_reader.cpp
+    ${DIFFERENTIAL_SRC}/common/logging.cpp
+    ${DIFFERENTIAL_SRC}/storage/remote_fetch.cpp
+    ${DIFFERENTIAL_SRC}/storage/remote_cache.cpp
+    ${DIFFERENTIAL_SRC}/storage/remote_file.cpp
+    ${DIFFERENTIAL_SRC}/storage/system_calls.cpp
+    ${DIFFERENTIAL_SRC}/common/fault_points.cpp)
 
 add_executable(
   differential_remote_tests
@@ -52,6 +59,7 @@ add_executable(
   ${CMAKE_CURRENT_LIST_DIR}/object_store_url_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/export_format_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/remote_cleanup_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/remote_read_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)
 target_include_directories(differential_remote_tests PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
 target_compile_definitions(differential_remote_tests PRIVATE ${DIFFERENTIAL_TEST_SERVERS})

@@ -1,0 +1,122 @@
+// The remote ATTACH: options and locator checked first (nothing is fetched for a refused ATTACH), then the
+// export resolved through the object store, then DuckDB's storage pointed at the registered image.
+#include "catalog/remote_attach.hpp"
+
+#include "catalog/object_store_access.hpp"
+#include "catalog/remote_catalog.hpp"
+#include "common/duckdb_errors.hpp"
+#include "common/duckdb_logging.hpp"
+#include "common/names.hpp"
+#include "duckdb/main/client_context.hpp"
+#include "remote/export_reader.hpp"
+#include "storage/remote_cache.hpp"
+
+#include <cstdlib>
+
+namespace differential {
+
+using namespace duckdb;
+
+bool IsRemoteLocatorPath(const std::string &path) {
+	return path.find("://") != std::string::npos;
+}
+
+uint64_t ParseRemoteCacheSize(const std::string &text) {
+	if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos && text.size() < 20) {
+		return std::stoull(text);
+	}
+	idx_t bytes = 0;
+	auto error = text.empty() ? std::string("it is empty") : StringUtil::TryParseFormattedBytes(text, bytes);
+	if (!error.empty()) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		     "differential_remote_cache_size must be a number of bytes or a size such as '1GB' or '512MiB' (0 turns "
+		     "the disk cache off), got '" +
+		         text + "': " + error + ".");
+	}
+	return bytes;
+}
+
+//! A remote attachment is read-only and names everything in its locator: no option applies to it.
+static void CheckRemoteOptions(const std::string &path, AttachOptions &options) {
+	for (auto &option : options.options) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "ATTACH option " + StringUtil::Upper(option.first) + " does not apply to a remote attachment of " + path +
+		         ": the locator names the branch head or snapshot, and it is read-only. Remove the option.");
+	}
+	if (options.access_mode == AccessMode::READ_WRITE) {
+		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		     "A remote attachment of " + path +
+		         " is read-only: it reads an export. Attach it without READ_WRITE, and write to the database where "
+		         "it is exported from.");
+	}
+}
+
+static RemoteLocator ParseLocator(const std::string &path) {
+	RemoteLocator locator;
+	std::string why;
+	auto slash = path.rfind('/');
+	auto parent = path.rfind('/', slash == std::string::npos || slash == 0 ? 0 : slash - 1);
+	if (slash != std::string::npos && parent != std::string::npos &&
+	    path.compare(parent + 1, slash - parent - 1, "descriptors") == 0 && !ParseRemoteLocator(path, locator, why)) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_locator",
+		     "'" + path.substr(slash + 1) + "' in " + path +
+		         " is not a descriptor's SHA-256 (64 hexadecimal digits). Copy the locator as the export printed it.");
+	}
+	if (!ParseRemoteLocator(path, locator, why)) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_locator", "Cannot attach '" + path + "': " + why + ".");
+	}
+	if (locator.kind == RemoteLocator::Kind::HEAD) {
+		ValidateName("database", locator.database);
+		ValidateName("branch", locator.branch);
+	}
+	return locator;
+}
+
+//! Where the disk cache lives: inside the repository when one is set (shared by the processes that use
+//! it), else under the user's cache directory.
+static std::string CacheDirectory(ClientContext &context) {
+	Value repository;
+	if (context.TryGetCurrentSetting("differential_repository", repository) && !repository.IsNull() &&
+	    !repository.ToString().empty()) {
+		return repository.ToString() + "/remote-cache";
+	}
+	auto xdg = std::getenv("XDG_CACHE_HOME");
+	if (xdg && *xdg == '/') {
+		return std::string(xdg) + "/differential/remote-cache";
+	}
+	auto home = std::getenv("HOME");
+	if (home && *home == '/') {
+		return std::string(home) + "/.cache/differential/remote-cache";
+	}
+	Fail(ErrorKind::INVALID_INPUT, "remote_cache_unavailable",
+	     "differential_remote_cache_size is set, but there is no directory for the cache: set "
+	     "differential_repository (the cache goes to its remote-cache/ directory), or HOME.");
+}
+
+static std::shared_ptr<ContentCache> RemoteCacheFor(ClientContext &context) {
+	Value setting;
+	uint64_t bytes = 0;
+	if (context.TryGetCurrentSetting("differential_remote_cache_size", setting) && !setting.IsNull()) {
+		bytes = ParseRemoteCacheSize(setting.ToString());
+	}
+	auto disk = bytes ? DiskContentCache::Open(CacheDirectory(context), bytes) : nullptr;
+	return std::make_shared<RemoteCache>(MemoryContentCache::Process(), std::move(disk));
+}
+
+unique_ptr<Catalog> AttachRemote(ClientContext &context, AttachedDatabase &db, AttachInfo &info,
+                                 AttachOptions &options) {
+	auto path = info.path;
+	CheckRemoteOptions(path, options);
+	auto locator = ParseLocator(path);
+	options.access_mode = AccessMode::READ_ONLY;
+	db.SetReadOnlyDatabase();
+	DuckDBLogScope log(context);
+	std::shared_ptr<ObjectStore> store = OpenObjectStore(context, locator.store_url);
+	auto cache = RemoteCacheFor(context);
+	auto resolved = ReadExport(*store, locator, *cache);
+	auto image = std::make_shared<RemoteImageFile>(store, PACKS_PREFIX, std::move(resolved.image), path, cache);
+	info.path = RegisterRemoteImage(image);
+	return make_uniq<RemoteCatalog>(db, image, path);
+}
+
+} // namespace differential

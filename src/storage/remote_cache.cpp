@@ -1,0 +1,346 @@
+// The caches of remote reads (see remote_cache.hpp). The disk cache is a cache, not a store: nothing is
+// fsynced, and a file torn by a crash fails its SHA-256 check on the next read and is deleted.
+#include "storage/remote_cache.hpp"
+
+#include "common/errors.hpp"
+#include "common/logging.hpp"
+#include "storage/system_calls.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <map>
+#include <sys/file.h>
+#include <unistd.h>
+#include <vector>
+
+namespace differential {
+
+MemoryContentCache::MemoryContentCache(uint64_t bound_bytes) : bound(bound_bytes) {
+}
+
+std::shared_ptr<MemoryContentCache> MemoryContentCache::Process() {
+	static auto *cache =
+	    new std::shared_ptr<MemoryContentCache>(std::make_shared<MemoryContentCache>(PROCESS_MEMORY_CACHE_BYTES));
+	return *cache;
+}
+
+bool MemoryContentCache::Lookup(const Hash256 &hash, std::string &out) {
+	std::lock_guard<std::mutex> guard(lock);
+	auto it = entries.find(hash);
+	if (it == entries.end()) {
+		return false;
+	}
+	order.splice(order.begin(), order, it->second);
+	out = it->second->second;
+	return true;
+}
+
+bool MemoryContentCache::Contains(const Hash256 &hash) {
+	std::lock_guard<std::mutex> guard(lock);
+	return entries.count(hash) > 0;
+}
+
+void MemoryContentCache::Insert(const Hash256 &hash, const std::string &bytes) {
+	if (bytes.size() > bound) {
+		return;
+	}
+	std::lock_guard<std::mutex> guard(lock);
+	if (entries.count(hash)) {
+		return;
+	}
+	while (size + bytes.size() > bound && !order.empty()) {
+		size -= order.back().second.size();
+		entries.erase(order.back().first);
+		order.pop_back();
+	}
+	order.emplace_front(hash, bytes);
+	entries[hash] = order.begin();
+	size += bytes.size();
+}
+
+uint64_t MemoryContentCache::Size() {
+	std::lock_guard<std::mutex> guard(lock);
+	return size;
+}
+
+static void MakeDirectory(const std::string &path) {
+	for (size_t at = 1; at <= path.size(); at++) {
+		if (at == path.size() || path[at] == '/') {
+			auto prefix = path.substr(0, at);
+			if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+				Fail(ErrorKind::IO, "remote_cache_unavailable",
+				     "Cannot create the remote read cache directory " + prefix + ": " + std::strerror(errno) +
+				         ". Set differential_remote_cache_size = 0, or make the directory writable.");
+			}
+		}
+	}
+}
+
+DiskContentCache::DiskContentCache(std::string directory_p, uint64_t bound_bytes)
+    : directory(std::move(directory_p)), bound(bound_bytes) {
+	MakeDirectory(directory + "/objects");
+	MakeDirectory(directory + "/tmp");
+	auto lock_path = directory + "/cache.lock";
+	lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lock_fd < 0) {
+		Fail(ErrorKind::IO, "remote_cache_unavailable",
+		     "Cannot open " + lock_path + ": " + std::strerror(errno) +
+		         ". Set differential_remote_cache_size = 0, or make the directory writable.");
+	}
+}
+
+DiskContentCache::~DiskContentCache() {
+	if (lock_fd >= 0) {
+		close(lock_fd);
+	}
+}
+
+std::shared_ptr<DiskContentCache> DiskContentCache::Open(const std::string &directory, uint64_t bound_bytes) {
+	static std::mutex registry_lock;
+	static auto *registry = new std::map<std::string, std::shared_ptr<DiskContentCache>>();
+	std::lock_guard<std::mutex> guard(registry_lock);
+	auto &cache = (*registry)[directory];
+	if (!cache) {
+		cache = std::make_shared<DiskContentCache>(directory, bound_bytes);
+	}
+	cache->SetBound(bound_bytes);
+	return cache;
+}
+
+void DiskContentCache::SetBound(uint64_t bound_bytes) {
+	std::lock_guard<std::mutex> guard(bound_lock);
+	bound = bound_bytes;
+}
+
+std::string DiskContentCache::ObjectPath(const Hash256 &hash) const {
+	auto hex = HashToHex(hash);
+	return directory + "/objects/" + hex.substr(0, 2) + "/" + hex;
+}
+
+bool DiskContentCache::Lookup(const Hash256 &hash, std::string &out) {
+	auto path = ObjectPath(hash);
+	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return false;
+	}
+	struct stat st;
+	bool read = fstat(fd, &st) == 0;
+	if (read) {
+		out.resize(static_cast<size_t>(st.st_size));
+		read = sys::PReadAll("remote_cache.read", fd, &out[0], out.size(), 0) == static_cast<ssize_t>(out.size());
+	}
+	bool valid = read && Sha256(out.data(), out.size()) == hash;
+	if (valid) {
+		// The modification time is the eviction order: a hit makes the file the most recently used.
+		futimens(fd, nullptr);
+	}
+	close(fd);
+	if (!valid) {
+		// Torn by a crash, or damaged: never handed out. Its bytes stay accounted until the next eviction
+		// recounts, which only makes the cache evict early.
+		LogWarning("remote_cache_bad_file", path + " does not match its SHA-256; deleted, fetching again");
+		unlink(path.c_str());
+		out.clear();
+	}
+	return valid;
+}
+
+bool DiskContentCache::Contains(const Hash256 &hash) {
+	return access(ObjectPath(hash).c_str(), F_OK) == 0;
+}
+
+bool DiskContentCache::WriteTemp(const std::string &bytes, std::string &temp_path) {
+	static std::atomic<uint64_t> counter {0};
+	temp_path = directory + "/tmp/" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+	int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		return false;
+	}
+	bool ok =
+	    sys::PWriteAll("remote_cache.write", fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
+	close(fd);
+	if (!ok) {
+		unlink(temp_path.c_str());
+	}
+	return ok;
+}
+
+uint64_t DiskContentCache::ReadAccountedLocked() {
+	uint64_t bytes = 0;
+	if (pread(lock_fd, &bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+		// A new cache (or one whose count was lost): count the files.
+		return MeasureSize();
+	}
+	return bytes;
+}
+
+void DiskContentCache::WriteAccountedLocked(uint64_t bytes) {
+	if (pwrite(lock_fd, &bytes, sizeof(bytes), 0) != static_cast<ssize_t>(sizeof(bytes))) {
+		LogWarning("remote_cache_count_failed", directory + "/cache.lock: " + std::strerror(errno));
+	}
+}
+
+//! Holds the cache's lock file (flock) for a scope: insertions and evictions of all processes take turns.
+class FileLockGuard {
+public:
+	explicit FileLockGuard(int fd) : fd(fd) {
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+		}
+	}
+	~FileLockGuard() {
+		flock(fd, LOCK_UN);
+	}
+
+private:
+	int fd;
+};
+
+void DiskContentCache::Insert(const Hash256 &hash, const std::string &bytes) {
+	uint64_t limit;
+	{
+		std::lock_guard<std::mutex> guard(bound_lock);
+		limit = bound;
+	}
+	auto path = ObjectPath(hash);
+	std::string temp;
+	if (bytes.size() > limit || access(path.c_str(), F_OK) == 0 || !WriteTemp(bytes, temp)) {
+		return;
+	}
+	FileLockGuard locked(lock_fd);
+	if (access(path.c_str(), F_OK) == 0) {
+		// Another process cached the same object meanwhile.
+		unlink(temp.c_str());
+		return;
+	}
+	auto accounted = ReadAccountedLocked();
+	if (accounted + bytes.size() > limit) {
+		accounted = EvictLocked(bytes.size(), limit);
+	}
+	// Counted before the file appears, so the count never falls below what is on disk.
+	WriteAccountedLocked(accounted + bytes.size());
+	auto hex = HashToHex(hash);
+	mkdir((directory + "/objects/" + hex.substr(0, 2)).c_str(), 0755);
+	if (rename(temp.c_str(), path.c_str()) != 0) {
+		LogWarning("remote_cache_insert_failed", path + ": " + std::strerror(errno));
+		unlink(temp.c_str());
+	}
+}
+
+struct CachedFile {
+	int64_t mtime_ns;
+	uint64_t size;
+	std::string path;
+};
+
+//! Every file under `objects/` (and, while at it, deletes temp files that writers left over an hour ago).
+static std::vector<CachedFile> ListCachedFiles(const std::string &directory) {
+	std::vector<CachedFile> files;
+	auto objects = directory + "/objects";
+	if (auto top = opendir(objects.c_str())) {
+		while (auto shard = readdir(top)) {
+			if (shard->d_name[0] == '.') {
+				continue;
+			}
+			auto shard_path = objects + "/" + shard->d_name;
+			if (auto dir = opendir(shard_path.c_str())) {
+				while (auto entry = readdir(dir)) {
+					struct stat st;
+					auto path = shard_path + "/" + entry->d_name;
+					if (entry->d_name[0] != '.' && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+						files.push_back({static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
+						                 static_cast<uint64_t>(st.st_size), path});
+					}
+				}
+				closedir(dir);
+			}
+		}
+		closedir(top);
+	}
+	return files;
+}
+
+static void SweepTempFiles(const std::string &directory) {
+	auto tmp = directory + "/tmp";
+	auto dir = opendir(tmp.c_str());
+	if (!dir) {
+		return;
+	}
+	auto now = time(nullptr);
+	while (auto entry = readdir(dir)) {
+		struct stat st;
+		auto path = tmp + "/" + entry->d_name;
+		if (entry->d_name[0] != '.' && stat(path.c_str(), &st) == 0 && now - st.st_mtime > 3600) {
+			unlink(path.c_str());
+		}
+	}
+	closedir(dir);
+}
+
+uint64_t DiskContentCache::MeasureSize() {
+	uint64_t total = 0;
+	for (auto &file : ListCachedFiles(directory)) {
+		total += file.size;
+	}
+	return total;
+}
+
+uint64_t DiskContentCache::EvictLocked(uint64_t needed, uint64_t limit) {
+	SweepTempFiles(directory);
+	auto files = ListCachedFiles(directory);
+	uint64_t total = 0;
+	for (auto &file : files) {
+		total += file.size;
+	}
+	std::sort(files.begin(), files.end(),
+	          [](const CachedFile &a, const CachedFile &b) { return a.mtime_ns < b.mtime_ns; });
+	uint64_t evicted = 0;
+	for (auto &file : files) {
+		if (total + needed <= limit) {
+			break;
+		}
+		if (unlink(file.path.c_str()) == 0 || errno == ENOENT) {
+			total -= file.size;
+			evicted++;
+		}
+	}
+	LogEvent("remote_cache_evict", -1,
+	         directory + ": " + std::to_string(evicted) + " file(s) evicted, " + std::to_string(total) + " bytes kept");
+	return total;
+}
+
+RemoteCache::RemoteCache(std::shared_ptr<MemoryContentCache> memory_p, std::shared_ptr<DiskContentCache> disk_p)
+    : memory(std::move(memory_p)), disk(std::move(disk_p)) {
+}
+
+bool RemoteCache::Lookup(const Hash256 &hash, std::string &out) {
+	if (memory->Lookup(hash, out)) {
+		// The memory cache is the process's, filled also by attachments without a disk cache: make sure the
+		// disk cache (shared with other processes) gets what this attachment reads.
+		if (disk) {
+			disk->Insert(hash, out);
+		}
+		return true;
+	}
+	if (disk && disk->Lookup(hash, out)) {
+		memory->Insert(hash, out);
+		return true;
+	}
+	return false;
+}
+
+bool RemoteCache::Contains(const Hash256 &hash) {
+	return memory->Contains(hash) || (disk && disk->Contains(hash));
+}
+
+void RemoteCache::Insert(const Hash256 &hash, const std::string &bytes) {
+	memory->Insert(hash, bytes);
+	if (disk) {
+		disk->Insert(hash, bytes);
+	}
+}
+
+} // namespace differential

@@ -1,0 +1,88 @@
+// A database file read from an S3 export (a RemoteImage): each chunk is fetched from its pack on first
+// need, checked against its SHA-256 before anyone sees a byte, and kept in the remote caches. A process
+// registry names each open image by a diff:// path, diff://remote/<id>/database.duckdb, so DuckDB's native
+// storage opens it through the diff:// file system like any other database file.
+#pragma once
+
+#include "storage/content_cache.hpp"
+#include "storage/object_store.hpp"
+#include "storage/remote_image.hpp"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace differential {
+
+class RemoteImageFile {
+public:
+	//! A fetch of chunks of a pack also takes the chunks stored right after them in the pack, up to this many
+	//! bytes in all: DuckDB reads one 256 KiB block at a time, and a scan's next blocks are usually the next
+	//! chunks of the same pack, so this trades a little transfer for far fewer requests.
+	static constexpr uint64_t READ_AHEAD_BYTES = 1ULL << 20;
+
+	//! `locator` names the export for people (`s3://bucket/prefix/heads/db/main`); never credentials.
+	//! Pack `p` is the object `pack_prefix + hex(p)` (remote/export_format.hpp lays the keys out).
+	RemoteImageFile(std::shared_ptr<ObjectStore> store, std::string pack_prefix, RemoteImage image, std::string locator,
+	                std::shared_ptr<ContentCache> cache);
+
+	uint64_t Length() const {
+		return image.length;
+	}
+	const std::string &Locator() const {
+		return locator;
+	}
+	//! Returns the bytes read, short only at the end of the file. Bytes are verified before they are
+	//! copied out: a chunk that does not match its hash is refused with corrupt_chunk, a missing pack
+	//! with missing_object, a failed request with the remote request errors (remote_fetch.hpp).
+	uint64_t Read(void *buffer, uint64_t size, uint64_t offset);
+
+private:
+	//! Where part of one chunk goes: bytes [skip, skip + take) of chunk `index` to `out`.
+	struct Piece {
+		uint64_t index;
+		uint8_t *out;
+		uint64_t skip;
+		uint64_t take;
+	};
+	//! Copies a piece out of the chunk's stored bytes; past their end (inside the file) reads as zeros.
+	static void CopyPiece(const Piece &piece, const std::string &bytes);
+	using HashSet = std::unordered_set<Hash256, Hash256Hasher>;
+	//! Fetches the pieces' chunks, one ranged GET per run of chunks that lie back to back in one pack. A
+	//! chunk another thread is fetching already is waited for instead (single flight), then read from the
+	//! caches, or fetched here if that fetch failed.
+	void FetchMissing(std::vector<Piece> &missing);
+	void FetchRuns(std::vector<Piece> &mine, HashSet &claimed);
+	void FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces,
+	              HashSet &claimed);
+	//! The chunks after `end` in the pack, back to back, neither cached nor in flight, that a run of
+	//! `end - begin` bytes takes along up to READ_AHEAD_BYTES; claims them and moves `end` past them.
+	std::vector<uint64_t> ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end, HashSet &claimed);
+	//! Ends this thread's claims and wakes the threads waiting for them.
+	void Release(const HashSet &claimed);
+
+	std::shared_ptr<ObjectStore> store;
+	const std::string pack_prefix;
+	const RemoteImage image;
+	const std::string locator;
+	std::shared_ptr<ContentCache> cache;
+	//! Each pack's chunk indexes in pack order, for read-ahead.
+	std::unordered_map<Hash256, std::vector<uint64_t>, Hash256Hasher> pack_chunks;
+	//! Chunks some thread is fetching now.
+	std::mutex flight_lock;
+	std::condition_variable flight_done;
+	HashSet in_flight;
+};
+
+//! Registers `file` under a new diff:// path; the registry keeps no ownership, so the path stops
+//! resolving once the last owner (the attachment's catalog, the open handles) lets go.
+std::string RegisterRemoteImage(const std::shared_ptr<RemoteImageFile> &file);
+bool IsRemoteImagePath(const std::string &path);
+//! The image a path names, or null when it is gone. `is_database_file` is false for its companions
+//! (`database.duckdb.wal`, ...), which a remote image never has. Throws invalid_path for a malformed path.
+std::shared_ptr<RemoteImageFile> FindRemoteImage(const std::string &path, bool &is_database_file);
+
+} // namespace differential

@@ -1,0 +1,398 @@
+// Remote reads over a local object store: an export resolves to the file it was made from, chunks are
+// fetched verified and coalesced, damage is refused with its code, and the caches answer warm reads.
+#include "remote/export_reader.hpp"
+#include "remote/local_object_store.hpp"
+#include "storage/chunk_geometry.hpp"
+#include "storage/remote_cache.hpp"
+#include "storage/remote_file.hpp"
+#include "test_support.hpp"
+
+#include <atomic>
+#include <fcntl.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <random>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace differential {
+namespace test {
+
+//! Counts the GETs that reach the store beneath.
+class CountingStore : public ObjectStore {
+public:
+	explicit CountingStore(std::shared_ptr<ObjectStore> inner) : inner(std::move(inner)) {
+	}
+	PutResult Put(const PutRequest &request) override {
+		return inner->Put(request);
+	}
+	GetResult Get(const std::string &key, const std::optional<ByteRange> &range) override {
+		gets++;
+		auto result = inner->Get(key, range);
+		bytes += result.data.size();
+		return result;
+	}
+	HeadResult Head(const std::string &key) override {
+		return inner->Head(key);
+	}
+	ListPage List(const std::string &prefix, const std::string &token, uint32_t max_keys) override {
+		return inner->List(prefix, token, max_keys);
+	}
+	ObjectOutcome Delete(const std::string &key) override {
+		return inner->Delete(key);
+	}
+	std::string Describe() const override {
+		return inner->Describe();
+	}
+	std::shared_ptr<ObjectStore> inner;
+	std::atomic<int> gets {0};
+	std::atomic<uint64_t> bytes {0};
+};
+
+static Hash256 PutObject(ObjectStore &store, const std::string &prefix, const std::string &bytes) {
+	auto hash = Sha256(bytes.data(), bytes.size());
+	PutRequest request;
+	request.key = prefix + HashToHex(hash);
+	request.data = bytes.data();
+	request.size = bytes.size();
+	EXPECT_TRUE(store.Put(request).outcome.Ok());
+	return hash;
+}
+
+//! Exports `file` the way the writer lays it out: chunks packed 32 at a time, all-zero chunks as holes,
+//! one index page per 4096 chunks, a descriptor and a head. Returns the descriptor's hash.
+static Hash256 Export(ObjectStore &store, const std::string &file, const std::string &database = "orders",
+                      const std::string &branch = "main") {
+	std::vector<PackedChunk> slots(ChunkCount(file.size()));
+	std::string pack;
+	std::vector<uint64_t> in_pack;
+	auto flush = [&]() {
+		auto hash = PutObject(store, PACKS_PREFIX, pack);
+		for (auto index : in_pack) {
+			slots[index].pack = hash;
+		}
+		pack.clear();
+		in_pack.clear();
+	};
+	for (uint64_t i = 0; i < slots.size(); i++) {
+		auto bytes = file.substr(ChunkStart(i), ChunkCapacity(i));
+		if (bytes.find_first_not_of('\0') == std::string::npos) {
+			continue;
+		}
+		slots[i] = {Sha256(bytes.data(), bytes.size()), {}, pack.size(), static_cast<uint32_t>(bytes.size())};
+		pack += bytes;
+		in_pack.push_back(i);
+		if (in_pack.size() == MAX_CHUNKS_PER_PACK) {
+			flush();
+		}
+	}
+	if (!in_pack.empty()) {
+		flush();
+	}
+	ExportDescriptor descriptor;
+	descriptor.database = database;
+	descriptor.snapshot_id = 1;
+	descriptor.length = file.size();
+	for (size_t first = 0; first < slots.size(); first += EXPORT_INDEX_SLOTS) {
+		std::vector<PackedChunk> page(slots.begin() + first,
+		                              slots.begin() + std::min(slots.size(), first + EXPORT_INDEX_SLOTS));
+		auto blob = EncodeExportIndexPage(page);
+		descriptor.index_pages.push_back(PutObject(store, INDEXES_PREFIX, std::string(blob.begin(), blob.end())));
+	}
+	auto hash = PutObject(store, DESCRIPTORS_PREFIX, EncodeDescriptor(descriptor));
+	BranchHead head;
+	head.database = database;
+	head.branch = branch;
+	head.snapshot_id = 1;
+	head.descriptor = hash;
+	auto text = EncodeHead(head);
+	PutRequest request;
+	request.key = HeadKey(database, branch);
+	request.data = text.data();
+	request.size = text.size();
+	EXPECT_TRUE(store.Put(request).outcome.Ok());
+	return hash;
+}
+
+//! 12 KiB + 40 chunks of random bytes with a hole in the middle and a short last chunk.
+static std::string SampleFile() {
+	std::mt19937_64 random(7);
+	std::string file(FIRST_CHUNK_SIZE + 40 * CHUNK_SIZE + 1000, '\0');
+	for (auto &c : file) {
+		c = static_cast<char>(random());
+	}
+	std::fill(file.begin() + ChunkStart(5), file.begin() + ChunkStart(6), '\0');
+	return file;
+}
+
+static RemoteLocator Locator(const std::string &text) {
+	RemoteLocator locator;
+	std::string why;
+	EXPECT_TRUE(ParseRemoteLocator(text, locator, why)) << why;
+	return locator;
+}
+
+struct Fixture {
+	TempDir dir;
+	std::shared_ptr<LocalObjectStore> local = std::make_shared<LocalObjectStore>(dir.Sub("bucket"));
+	std::shared_ptr<CountingStore> store = std::make_shared<CountingStore>(local);
+	std::string file = SampleFile();
+	Hash256 descriptor = Export(*local, file);
+
+	std::shared_ptr<RemoteImageFile> Open(const std::string &locator = "file:///x/heads/orders/main",
+	                                      std::shared_ptr<ContentCache> cache = nullptr) {
+		if (!cache) {
+			cache = std::make_shared<MemoryContentCache>(64ULL << 20);
+		}
+		auto resolved = ReadExport(*store, Locator(locator), *cache);
+		return std::make_shared<RemoteImageFile>(store, PACKS_PREFIX, resolved.image, locator, cache);
+	}
+	std::string PathOf(const std::string &key) {
+		return dir.path + "/bucket/" + key;
+	}
+};
+
+TEST(RemoteRead, HeadAndDescriptorReadTheExportedBytes) {
+	Fixture f;
+	for (auto locator :
+	     {std::string("file:///x/heads/orders/main"), "file:///x/descriptors/" + HashToHex(f.descriptor)}) {
+		auto remote = f.Open(locator);
+		ASSERT_EQ(remote->Length(), f.file.size());
+		std::mt19937_64 random(11);
+		for (int i = 0; i < 50; i++) {
+			uint64_t offset = random() % f.file.size();
+			uint64_t size = 1 + random() % (3 * CHUNK_SIZE);
+			std::string out(size, 'x');
+			auto n = remote->Read(&out[0], size, offset);
+			ASSERT_EQ(n, std::min<uint64_t>(size, f.file.size() - offset));
+			ASSERT_EQ(out.substr(0, n), f.file.substr(offset, n)) << offset << "+" << size;
+		}
+		std::string all(f.file.size(), 'x');
+		ASSERT_EQ(remote->Read(&all[0], all.size(), 0), f.file.size());
+		EXPECT_EQ(all, f.file);
+	}
+}
+
+TEST(RemoteRead, AdjacentChunksOfAPackComeInOneRangedGet) {
+	Fixture f;
+	auto remote = f.Open();
+	auto before = f.store->gets.load();
+	// Chunks 1..4 lie back to back in the first pack: one GET for all four.
+	std::string out(4 * CHUNK_SIZE, 'x');
+	remote->Read(&out[0], out.size(), ChunkStart(1));
+	EXPECT_EQ(f.store->gets.load() - before, 1);
+	// The whole file: 40 data chunks in two packs (the hole needs nothing); chunks 1..4 are cached, and
+	// the hole splits nothing since it is not in any pack.
+	before = f.store->gets.load();
+	std::string all(f.file.size(), 'x');
+	remote->Read(&all[0], all.size(), 0);
+	EXPECT_EQ(f.store->gets.load() - before, 3); // chunk 0, chunks 6..31 of pack 1, pack 2
+	// Warm: nothing more is fetched.
+	before = f.store->gets.load();
+	remote->Read(&all[0], all.size(), 0);
+	EXPECT_EQ(f.store->gets.load() - before, 0);
+}
+
+TEST(RemoteRead, AMissTakesTheNextChunksOfItsPackAlong) {
+	Fixture f;
+	auto remote = f.Open();
+	std::string out(CHUNK_SIZE, 'x');
+	auto before = f.store->gets.load();
+	remote->Read(&out[0], out.size(), ChunkStart(10));
+	EXPECT_EQ(f.store->gets.load() - before, 1);
+	// Chunks 11..13 came along (1 MiB in all): reading them fetches nothing; chunk 14 is the next request.
+	for (uint64_t index = 11; index <= 13; index++) {
+		remote->Read(&out[0], out.size(), ChunkStart(index));
+		EXPECT_EQ(out, f.file.substr(ChunkStart(index), CHUNK_SIZE));
+	}
+	EXPECT_EQ(f.store->gets.load() - before, 1);
+	remote->Read(&out[0], out.size(), ChunkStart(14));
+	EXPECT_EQ(f.store->gets.load() - before, 2);
+}
+
+TEST(RemoteRead, ThreadsReadingTheSameChunksFetchEachOnce) {
+	Fixture f;
+	auto remote = f.Open();
+	auto before = f.store->bytes.load(); // the descriptor and the index page
+	std::vector<std::thread> threads;
+	std::atomic<int> wrong {0};
+	for (int t = 0; t < 8; t++) {
+		threads.emplace_back([&, t]() {
+			// Each thread reads every chunk, starting at a different one, one block at a time as DuckDB does.
+			std::string out(CHUNK_SIZE, 'x');
+			for (uint64_t i = 0; i < 41; i++) {
+				auto index = (i + t * 5) % 41;
+				auto n = remote->Read(&out[0], out.size(), ChunkStart(index));
+				wrong += out.substr(0, n) != f.file.substr(ChunkStart(index), n);
+			}
+		});
+	}
+	for (auto &thread : threads) {
+		thread.join();
+	}
+	EXPECT_EQ(wrong.load(), 0);
+	// Single flight: every stored chunk crossed the wire exactly once, whatever the interleaving.
+	uint64_t stored = 0;
+	for (uint64_t i = 0; i < ChunkCount(f.file.size()); i++) {
+		auto bytes = f.file.substr(ChunkStart(i), ChunkCapacity(i));
+		stored += bytes.find_first_not_of('\0') == std::string::npos ? 0 : bytes.size();
+	}
+	EXPECT_EQ(f.store->bytes.load() - before, stored);
+}
+
+static void Corrupt(const std::string &path, uint64_t offset) {
+	std::fstream stream(path, std::ios::in | std::ios::out | std::ios::binary);
+	stream.seekg(static_cast<std::streamoff>(offset));
+	char c;
+	stream.get(c);
+	stream.seekp(static_cast<std::streamoff>(offset));
+	stream.put(static_cast<char>(c ^ 1));
+}
+
+TEST(RemoteRead, DamagedOrMissingPacksAreRefused) {
+	Fixture f;
+	auto remote = f.Open();
+	ExportDescriptor descriptor;
+	auto first_pack =
+	    ReadExport(*f.store, Locator("file:///x/heads/orders/main"), *std::make_shared<MemoryContentCache>(0))
+	        .image.chunks[2];
+	Corrupt(f.PathOf(PackKey(first_pack.pack)), first_pack.offset + 100);
+	std::string out(CHUNK_SIZE, 'x');
+	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(2)); }), "corrupt_chunk");
+	// Never cached: a second read is refused again.
+	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(2) + 50); }), "corrupt_chunk");
+	ASSERT_EQ(unlink(f.PathOf(PackKey(first_pack.pack)).c_str()), 0);
+	// (Chunk 20: the read of chunk 2 took its pack neighbours along, which stay readable from the cache.)
+	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(20)); }), "missing_object");
+}
+
+TEST(RemoteRead, BadLocatorsAndDamagedMetadataGetTheirOwnCodes) {
+	Fixture f;
+	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/heads/orders/dev"); }), "head_not_found");
+	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/heads/nothing/main"); }), "head_not_found");
+	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/descriptors/" + std::string(64, 'a')); }), "descriptor_not_found");
+	auto descriptor = f.PathOf(DescriptorKey(f.descriptor));
+	Corrupt(descriptor, 3);
+	EXPECT_EQ(ErrorCode([&] { f.Open(); }), "corrupt_descriptor");
+	Corrupt(descriptor, 3);
+	ExportDescriptor decoded;
+	auto got = f.local->Get(DescriptorKey(f.descriptor));
+	std::string why;
+	ASSERT_TRUE(DecodeDescriptor(got.data, decoded, why)) << why;
+	Corrupt(f.PathOf(ExportIndexKey(decoded.index_pages[0])), 40);
+	EXPECT_EQ(ErrorCode([&] { f.Open(); }), "corrupt_index_page");
+	// A head that names another branch is not this branch's head.
+	std::string head_text = f.local->Get(HeadKey("orders", "main")).data;
+	PutRequest request;
+	request.key = HeadKey("orders", "other");
+	request.data = head_text.data();
+	request.size = head_text.size();
+	ASSERT_TRUE(f.local->Put(request).outcome.Ok());
+	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/heads/orders/other"); }), "corrupt_head");
+}
+
+static std::string Bytes(int seed, size_t size) {
+	std::string bytes(size, '\0');
+	std::mt19937 random(seed);
+	for (auto &c : bytes) {
+		c = static_cast<char>(random());
+	}
+	return bytes;
+}
+
+TEST(RemoteDiskCache, VerifiesWhatItReadsBack) {
+	TempDir dir;
+	DiskContentCache cache(dir.path + "/cache", 1 << 20);
+	auto bytes = Bytes(1, 1000);
+	auto hash = Sha256(bytes.data(), bytes.size());
+	cache.Insert(hash, bytes);
+	std::string out;
+	ASSERT_TRUE(cache.Lookup(hash, out));
+	EXPECT_EQ(out, bytes);
+	auto hex = HashToHex(hash);
+	Corrupt(dir.path + "/cache/objects/" + hex.substr(0, 2) + "/" + hex, 10);
+	EXPECT_FALSE(cache.Lookup(hash, out));
+	// The damaged file is gone; the next insertion writes it again.
+	EXPECT_EQ(cache.MeasureSize(), 0u);
+	cache.Insert(hash, bytes);
+	EXPECT_TRUE(cache.Lookup(hash, out));
+}
+
+TEST(RemoteDiskCache, TheBoundHoldsAcrossProcesses) {
+	TempDir dir;
+	const uint64_t bound = 200 * 1000;
+	std::vector<pid_t> children;
+	for (int child = 0; child < 2; child++) {
+		auto pid = fork();
+		if (pid == 0) {
+			DiskContentCache cache(dir.path + "/cache", bound);
+			for (int i = 0; i < 300; i++) {
+				auto bytes = Bytes(child * 1000 + i, 1000 + i % 7);
+				cache.Insert(Sha256(bytes.data(), bytes.size()), bytes);
+				// Counted under the cache's own lock: a listing taken while the other process evicts and
+				// inserts could count a file already gone and one just added.
+				int fd = open((dir.path + "/cache/cache.lock").c_str(), O_RDWR);
+				flock(fd, LOCK_EX);
+				bool over = cache.MeasureSize() > bound;
+				close(fd);
+				if (over) {
+					_exit(2);
+				}
+			}
+			_exit(0);
+		}
+		children.push_back(pid);
+	}
+	for (auto pid : children) {
+		int status = 0;
+		waitpid(pid, &status, 0);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+	}
+	DiskContentCache cache(dir.path + "/cache", bound);
+	auto size = cache.MeasureSize();
+	EXPECT_LE(size, bound);
+	EXPECT_GT(size, bound / 2);
+	// The most recent insertions survived.
+	auto last = Bytes(1299, 1000 + 299 % 7);
+	std::string out;
+	EXPECT_TRUE(cache.Lookup(Sha256(last.data(), last.size()), out));
+}
+
+TEST(RemoteDiskCache, AWarmDiskCacheAnswersANewProcessWithoutPackRequests) {
+	Fixture f;
+	auto disk = std::make_shared<DiskContentCache>(f.dir.path + "/cache", 64ULL << 20);
+	auto cold = f.Open("file:///x/heads/orders/main",
+	                   std::make_shared<RemoteCache>(std::make_shared<MemoryContentCache>(0), disk));
+	std::string all(f.file.size(), 'x');
+	cold->Read(&all[0], all.size(), 0);
+	// A new process: empty memory, the same directory. Only the (mutable) head is fetched.
+	auto before = f.store->gets.load();
+	auto warm = f.Open("file:///x/heads/orders/main",
+	                   std::make_shared<RemoteCache>(std::make_shared<MemoryContentCache>(1 << 20), disk));
+	std::string again(f.file.size(), 'y');
+	warm->Read(&again[0], again.size(), 0);
+	EXPECT_EQ(again, f.file);
+	EXPECT_EQ(f.store->gets.load() - before, 1);
+}
+
+TEST(RemoteImagePaths, RegistryResolvesWhileTheImageLives) {
+	Fixture f;
+	auto remote = f.Open();
+	auto path = RegisterRemoteImage(remote);
+	EXPECT_TRUE(IsRemoteImagePath(path));
+	bool is_database_file = false;
+	EXPECT_EQ(FindRemoteImage(path, is_database_file), remote);
+	EXPECT_TRUE(is_database_file);
+	EXPECT_EQ(FindRemoteImage(path + ".wal", is_database_file), remote);
+	EXPECT_FALSE(is_database_file);
+	EXPECT_EQ(ErrorCode([&] { FindRemoteImage("diff://remote/01/database.duckdb", is_database_file); }),
+	          "invalid_path");
+	EXPECT_EQ(ErrorCode([&] { FindRemoteImage("diff://remote/1/other", is_database_file); }), "invalid_path");
+	remote.reset();
+	EXPECT_EQ(FindRemoteImage(path, is_database_file), nullptr);
+}
+
+} // namespace test
+} // namespace differential

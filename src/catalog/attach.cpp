@@ -141,21 +141,29 @@ static std::string ResolveAttachPath(Repository &repository, const AttachRequest
 	return BranchPath(repository.root, database, request.branch);
 }
 
-//! Records or checks the DATA_PATH: a read-write ATTACH gives it to a database that has none (a new one,
-//! or a local one, which exports from its next snapshot on); any ATTACH must repeat the one it has.
-static void ApplyDataPath(Repository &repository, const AttachRequest &request, bool read_only) {
-	auto &remote = repository.metadata->remote;
-	auto current = remote.DataPath(request.database);
+//! Checks the DATA_PATH against the database's and returns the one to record once the attachment
+//! opened: a read-write ATTACH gives it to a database that has none (a new one, or a local one, which
+//! exports from its next snapshot on); any ATTACH must repeat the one it has (or omit it).
+static std::optional<std::string> CheckDataPath(Repository &repository, const AttachRequest &request, bool read_only) {
+	auto current = repository.metadata->remote.DataPath(request.database);
 	if (current && current->store_url == *request.data_path) {
-		return;
+		return std::nullopt;
 	}
-	if (read_only && !current) {
+	if (current) {
+		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
+		     "Database " + QuoteName(request.database) + " exports to " + current->store_url + ", not " +
+		         *request.data_path +
+		         " (nothing was changed). A database has one DATA_PATH: attach it without "
+		         "DATA_PATH or with " +
+		         current->store_url + ", or clone it under a new name to publish a copy elsewhere.");
+	}
+	if (read_only) {
 		Fail(ErrorKind::INVALID_INPUT, "read_only",
 		     "Database " + QuoteName(request.database) +
 		         " has no DATA_PATH, and a read-only ATTACH cannot give it one. Attach it read-write with DATA_PATH, "
 		         "or without DATA_PATH to read it.");
 	}
-	remote.SetDataPath(request.database, *request.data_path);
+	return request.data_path;
 }
 
 static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
@@ -180,12 +188,15 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
 		                                                   : NormalizeRepositoryPath(request.repository_path));
 		info.path = ResolveAttachPath(*repository, request, read_only);
+		std::optional<std::string> adopt;
 		if (request.data_path) {
-			ApplyDataPath(*repository, request, read_only);
+			adopt = CheckDataPath(*repository, request, read_only);
 		}
-		return make_uniq<DifferentialCatalog>(db, repository, request.database,
-		                                      request.snapshot_id ? std::string() : request.branch,
-		                                      request.snapshot_id.value_or(-1));
+		auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,
+		                                              request.snapshot_id ? std::string() : request.branch,
+		                                              request.snapshot_id.value_or(-1));
+		catalog->adopt_data_path = adopt;
+		return unique_ptr<Catalog>(std::move(catalog));
 	});
 }
 

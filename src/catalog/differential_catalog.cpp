@@ -45,6 +45,14 @@ std::string DifferentialCatalog::OwnerKey() const {
 	return address.OwnerKey();
 }
 
+void DifferentialCatalog::FinalizeLoad(optional_ptr<ClientContext> context) {
+	DuckCatalog::FinalizeLoad(context);
+	if (adopt_data_path) {
+		Translated([&]() { repository->metadata->remote.SetDataPath(database_name, *adopt_data_path); });
+		adopt_data_path.reset();
+	}
+}
+
 void DifferentialCatalog::OnDetach(ClientContext &context) {
 	DuckCatalog::OnDetach(context);
 	if (IsSnapshotAttachmentName(GetAttached().GetName().GetIdentifierName())) {

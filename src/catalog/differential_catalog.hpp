@@ -34,6 +34,12 @@ public:
 	}
 	//! Releases the hidden snapshot attachments of this database once no attachment of it is left.
 	void OnDetach(duckdb::ClientContext &context) override;
+	//! Records the DATA_PATH the ATTACH gave a database that had none, now that its storage opened: an
+	//! ATTACH that DuckDB refuses (the branch is in use, ...) leaves the database as it was.
+	void FinalizeLoad(duckdb::optional_ptr<duckdb::ClientContext> context) override;
+
+	//! The canonical DATA_PATH to record at FinalizeLoad, if the ATTACH adopts one.
+	std::optional<std::string> adopt_data_path;
 
 	const std::shared_ptr<Repository> repository;
 	const std::string database_name;

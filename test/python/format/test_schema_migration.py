@@ -10,9 +10,16 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def downgrade_to_schema_2(repository):
-    """Undoes migration 3 on a closed repository, leaving what schema 2 had."""
+    """Undoes migrations 4 and 3 on a closed repository, leaving what schema 2 had."""
     db = sqlite3.connect(repository / "metadata.sqlite")
     db.executescript("""
+        DROP TABLE remote_chunks;
+        DROP TABLE remote_objects;
+        DROP TABLE snapshot_exports;
+        DROP TABLE remote_heads;
+        DROP TABLE remote_stores;
+        ALTER TABLE databases DROP COLUMN data_path;
+        ALTER TABLE databases DROP COLUMN export_from_snapshot;
         DROP INDEX merge_requests_by_operation;
         DROP TABLE merge_resolutions;
         ALTER TABLE merge_requests DROP COLUMN operation_id;

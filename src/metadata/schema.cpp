@@ -135,6 +135,12 @@ CREATE TABLE merge_resolutions(
     decisions BLOB NOT NULL,
     PRIMARY KEY(database_id, request_id, table_name));
 )",
+    // 4: a small WAL append is published inline, its bytes in its extent row (segment_id 0), so that a small
+    // commit costs one durable write (SQLite's commit) instead of a segment flush and a commit. Older
+    // builds must refuse such a repository: they would read segment 0.
+    R"(
+ALTER TABLE file_extents ADD COLUMN inline_data BLOB;
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

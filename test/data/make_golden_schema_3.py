@@ -2,12 +2,13 @@
 all live in segment records) holding published but uncheckpointed WAL commits, so every later build proves
 it still reads a WAL stored that way and migrates it. It was written by the build of commit 1f45e68;
 run it only with a build of schema 3: python3 make_golden_schema_3.py <path of that build's extension>."""
-import os
 import pathlib
 import shutil
 import sqlite3
 import subprocess
 import sys
+
+from golden_fixture import fold_and_tidy
 
 target = pathlib.Path(__file__).resolve().parent / "golden-schema-3"
 if target.exists():
@@ -32,10 +33,6 @@ subprocess.run([sys.executable, "-c", WRITER, sys.argv[1], str(target)], check=T
 db = sqlite3.connect(target / "metadata.sqlite")
 assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("3",)
 assert db.execute("SELECT count(*) FROM file_extents").fetchone()[0] > 0, "no WAL extents were left"
-# Fold SQLite's WAL into the main file so the fixture is two kinds of files only.
-db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 db.close()
-for leftover in ("metadata.sqlite-wal", "metadata.sqlite-shm"):
-    (target / leftover).unlink(missing_ok=True)
-shutil.rmtree(target / "locks", ignore_errors=True)
+fold_and_tidy(target)
 print(f"wrote {target}")

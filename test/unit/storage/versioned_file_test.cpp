@@ -73,6 +73,13 @@ protected:
 		return file;
 	}
 
+	//! Appends a pattern at the end of the file and of `expected`, as DuckDB streams a WAL.
+	static void AppendPattern(VersionedFile &file, Bytes &expected, size_t size, uint32_t seed) {
+		auto data = Pattern(size, seed);
+		file.Write(data.data(), data.size(), expected.size());
+		expected.insert(expected.end(), data.begin(), data.end());
+	}
+
 	static Bytes ReadAll(VersionedFile &file) {
 		Bytes out(file.Length());
 		EXPECT_EQ(file.Read(out.data(), out.size(), 0), out.size());
@@ -352,9 +359,7 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	wal->CreateEmpty();
 	Bytes expected;
 	auto append = [&](size_t size, uint32_t seed) {
-		auto data = Pattern(size, seed);
-		wal->Write(data.data(), data.size(), expected.size());
-		expected.insert(expected.end(), data.begin(), data.end());
+		AppendPattern(*wal, expected, size, seed);
 	};
 	append(100, 1);
 	append(5000, 2);
@@ -419,9 +424,7 @@ TEST_F(VersionedFileTest, SmallWalAppendsArePublishedInlineWithoutASegmentRecord
 	wal->CreateEmpty();
 	Bytes expected;
 	auto append = [&](size_t size, uint32_t seed) {
-		auto data = Pattern(size, seed);
-		wal->Write(data.data(), data.size(), expected.size());
-		expected.insert(expected.end(), data.begin(), data.end());
+		AppendPattern(*wal, expected, size, seed);
 	};
 	// Two commits of small appends: each publication is one inline extent, and no segment exists at all.
 	append(150, 1);

@@ -20,6 +20,12 @@ static ChunkLocation ReadLocation(SqliteStatement &stmt, int first_col) {
 	return loc;
 }
 
+//! A publication's branch_files row. An update in place where the row exists (every sync but a file's first):
+//! REPLACE would delete and reinsert it, writing its primary-key index page too, on every commit.
+static constexpr const char *UPSERT_BRANCH_FILE =
+    "INSERT INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT(branch_id, file_name) DO UPDATE SET root_id = excluded.root_id, length = excluded.length";
+
 static int64_t RequireFileBranch(MetadataSession &session, const FileAddress &file) {
 	return RequireBranchId(session, file.database, file.branch);
 }
@@ -176,7 +182,7 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 		    .BindBlob(2, blob.data(), blob.size())
 		    .Run();
 		auto root_id = db.LastInsertRowId();
-		db.Prepare("INSERT OR REPLACE INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, ?, ?)")
+		db.Prepare(UPSERT_BRANCH_FILE)
 		    .Bind(1, branch_id)
 		    .Bind(2, file.file_name)
 		    .Bind(3, root_id)
@@ -218,10 +224,11 @@ void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t
 			}
 			ext.Run();
 		}
-		db.Prepare("INSERT OR REPLACE INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, NULL, ?)")
+		db.Prepare(UPSERT_BRANCH_FILE)
 		    .Bind(1, branch_id)
 		    .Bind(2, file.file_name)
-		    .Bind(3, static_cast<int64_t>(length))
+		    .BindNull(3)
+		    .Bind(4, static_cast<int64_t>(length))
 		    .Run();
 	});
 }

@@ -516,3 +516,36 @@ TEST_F(MetadataStoreTest, SegmentIdsAreAllocatedInOrder) {
 	store = std::make_unique<MetadataStore>(root);
 	EXPECT_EQ(store->files.AllocateSegment(), 3u);
 }
+
+TEST(SqliteStatementCache, AReusedStatementStartsOverAndTwoOfOneSqlCoexist) {
+	TempDir dir;
+	SqliteDatabase db(dir.path + "/cache.sqlite");
+	db.Execute("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2), (3)");
+	const std::string sql = "SELECT x FROM t WHERE x >= ? ORDER BY x";
+	{
+		auto first = db.Prepare(sql);
+		first.Bind(1, int64_t(1));
+		ASSERT_TRUE(first.Step());
+		EXPECT_EQ(first.Int(0), 1);
+		// The same SQL while the first is mid-way: a statement of its own.
+		auto second = db.Prepare(sql);
+		second.Bind(1, int64_t(3));
+		ASSERT_TRUE(second.Step());
+		EXPECT_EQ(second.Int(0), 3);
+		ASSERT_TRUE(first.Step());
+		EXPECT_EQ(first.Int(0), 2);
+	}
+	{
+		// Taken from the cache: reset and unbound, so it starts from the first row with the new value.
+		auto again = db.Prepare(sql);
+		again.Bind(1, int64_t(2));
+		ASSERT_TRUE(again.Step());
+		EXPECT_EQ(again.Int(0), 2);
+	}
+	// Released half-read into the cache, it holds no read: another connection can still write.
+	SqliteDatabase other(dir.path + "/cache.sqlite");
+	other.Execute("INSERT INTO t VALUES (4)");
+	auto count = db.Prepare("SELECT count(*) FROM t");
+	ASSERT_TRUE(count.Step());
+	EXPECT_EQ(count.Int(0), 4);
+}

@@ -248,6 +248,7 @@ def write_markdown(report, path):
 
 
 def main():
+    global EXTENSION
     parser = argparse.ArgumentParser()
     parser.add_argument("--tpch-extension", required=True)
     parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
@@ -258,7 +259,9 @@ def main():
     parser.add_argument("--queries", default="", help="comma-separated query numbers (default: all 22)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--markdown", default=str(REPO_ROOT / "bench" / "S3_RESULTS.md"))
+    parser.add_argument("--extension", default=str(EXTENSION), help="the differential extension to measure")
     args = parser.parse_args()
+    EXTENSION = pathlib.Path(args.extension)
     work = pathlib.Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
     httpfs_python, httpfs_extension = ensure_httpfs_venv()

@@ -35,8 +35,14 @@ if task == "bulk_load":
     con.execute("CHECKPOINT db")
 elif task == "small_transactions":
     con.execute("CREATE TABLE db.events (id BIGINT, note VARCHAR)")
+    if extra.get("log"):
+        con.execute("CALL enable_logging('differential')")
+    start = time.perf_counter()
     for i in range(extra["count"]):
         con.execute("INSERT INTO db.events VALUES (?, 'event')", [i])
+    if extra.get("log"):
+        out["events"] = dict(con.execute(
+            "SELECT event, count(*) FROM duckdb_logs_parsed('differential') GROUP BY ALL").fetchall())
 elif task == "grow":
     con.execute(f"CREATE TABLE db.big AS SELECT range AS id, hash(range) AS h, 'payload ' || range AS s FROM range({extra['rows']})")
     con.execute("CHECKPOINT db")
@@ -89,6 +95,32 @@ def run(task, target, work, **extra):
         raise SystemExit(f"{task} on {target} failed:\n{out.stderr}")
     # The report is the worker's last line; anything before it is DuckDB's own output.
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def durable_writes(target, work, count):
+    """fsync-family calls per commit of `count` one-row commits, counted by strace (None without strace), and for
+    differential its own log's events per commit: segment flushes and metadata transactions."""
+    out = {}
+    trace = work / "strace.txt"
+    extra = {"count": count, "extension": str(EXTENSION), "log": target == "diff"}
+    cmd = [sys.executable, "-c", WORKER, "small_transactions", target, str(work), json.dumps(extra)]
+    if shutil.which("strace"):
+        cmd = ["strace", "-f", "-c", "-o", str(trace), "-e", "trace=fsync,fdatasync,sync_file_range,msync"] + cmd
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"durable writes on {target} failed:\n{result.stderr}")
+    if trace.exists():
+        calls = 0
+        for line in trace.read_text().splitlines():
+            words = line.split()
+            if words and words[-1] in ("fsync", "fdatasync", "sync_file_range", "msync"):
+                calls += int(words[3])
+        out["syncs_per_commit"] = calls / count
+    events = json.loads(result.stdout.strip().splitlines()[-1]).get("events", {})
+    if events:
+        out["segment_flushes_per_commit"] = events.get("segment_fsync", 0) / count
+        out["metadata_commits_per_commit"] = events.get("group_commit", 0) / count
+    return out
 
 
 def fresh(work):
@@ -145,6 +177,9 @@ def main():
     report["small_transactions"]["ratio"] = (
         report["small_transactions"]["diff"]["median"] / report["small_transactions"]["native"]["median"]
     )
+    # Where the time goes: durable writes per commit (the whole run, setup included, over 1000 commits).
+    report["small_transactions"]["durable_writes"] = {
+        target: durable_writes(target, fresh(base / target), 1000) for target in ("native", "diff")}
 
     # About 14 bytes a row once DuckDB compresses it: 7.2M rows make ~100 MB, 72M rows ~1 GB.
     sizes = {"100MB": 7_200_000, "1GB": 72_000_000}

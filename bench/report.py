@@ -25,6 +25,19 @@ def storage_rewritten(result):
                      for side, v in result.get("storage_changed", {}).items())
 
 
+def durable_writes_line(counts):
+    """What one small commit costs in durable writes, as this run counted them."""
+    if not counts:
+        return "- Durable writes per small commit: not measured in this run"
+    native, diff = counts["native"], counts["diff"]
+    line = "- Durable writes per small commit (1000 one-row commits, the run's setup included): "
+    if "syncs_per_commit" in native:
+        line += (f"fsync/fdatasync calls (strace) native {native['syncs_per_commit']:.2f}, differential "
+                 f"{diff['syncs_per_commit']:.2f}; ")
+    return line + (f"differential's own log: {diff.get('segment_flushes_per_commit', 0):.2f} segment flushes and "
+                   f"{diff.get('metadata_commits_per_commit', 0):.2f} metadata commits per commit")
+
+
 def main():
     tpch = json.loads(pathlib.Path(sys.argv[1]).read_text())
     write = json.loads(pathlib.Path(sys.argv[2]).read_text()) if len(sys.argv) > 2 else None
@@ -64,10 +77,12 @@ def main():
             "|---|---|---|---:|",
             f"| bulk load of lineitem (ms) | {spread(write['bulk_load']['native'])} | "
             f"{spread(write['bulk_load']['diff'])} | {write['bulk_load']['ratio']:.2f} |",
-            f"| {write['small_transactions']['count']} small committed transactions (ms) | "
+            f"| {write['small_transactions']['count']} small committed transactions, one row each (ms; "
+            f"reproduce: `bench/bench_write.py`, `make bench`) | "
             f"{spread(write['small_transactions']['native'])} | {spread(write['small_transactions']['diff'])} | "
             f"{write['small_transactions']['ratio']:.2f} |",
             "",
+            durable_writes_line(write["small_transactions"].get("durable_writes")),
             f"- Write amplification (bytes on disk after the bulk load, differential / native): "
             f"{write['write_amplification']:.2f} (goal <= 1.1)",
             (f"- Bytes written to storage during the bulk load (the kernel's write_bytes) per byte of the native "
@@ -120,8 +135,7 @@ def main():
             "(DESIGN section 5: skip what is byte-identical to the base) cannot change that for this workload: "
             "sparse updates spread over the table rewrite the changed column's segments in every row group, so "
             "nothing of the changed columns is identical to the base. Timings on this 2-core machine vary by tens "
-            "of percent between runs (for this table, other runs of the same code gave 3.06 and 4.84): the ratio "
-            "here is noise around a cost that grows with the table.",
+            "of percent between runs: the ratio here is noise around a cost that grows with the table.",
         ]
         clustered = merge.get("clustered")
         if clustered:

@@ -5,6 +5,7 @@
 #include "common/errors.hpp"
 #include "storage/chunk_geometry.hpp"
 #include "storage/index_page.hpp"
+#include "storage/ranged_file.hpp"
 
 #include <unordered_set>
 
@@ -77,9 +78,9 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::str
 			continue;
 		}
 		ranges.objects_checked++;
-		buffer.resize(extent.second.length);
+		buffer.resize(extent.second.location.length);
 		try {
-			segments.Read(extent.second, buffer.data());
+			ReadExtent(segments, extent.second, buffer.data());
 		} catch (DifferentialError &e) {
 			Problem(ranges, extent.first + ": " + e.what());
 		}

@@ -33,10 +33,11 @@ StorageTotals AccountingStore::Totals(const std::string &database) {
 	           "SELECT coalesce(sum(r.file_length), 0) FROM snapshots s JOIN roots r USING (root_id) JOIN databases d "
 	           "USING (database_id) WHERE 1 = 1",
 	           database));
+	// Only WAL bytes held in segment records: inline ones live in the metadata file.
 	totals.wal_bytes = static_cast<uint64_t>(SumFor(db,
-	                                                "SELECT coalesce(sum(f.length), 0) FROM branch_files f JOIN "
+	                                                "SELECT coalesce(sum(e.length), 0) FROM file_extents e JOIN "
 	                                                "branches b USING (branch_id) JOIN databases d USING "
-	                                                "(database_id) WHERE f.root_id IS NULL",
+	                                                "(database_id) WHERE e.inline_data IS NULL",
 	                                                database));
 	auto chunks = db.Prepare("SELECT count(*), coalesce(sum(length), 0) FROM chunks");
 	chunks.Step();
@@ -104,14 +105,16 @@ std::vector<RootRow> AccountingStore::LiveRoots() {
 	return out;
 }
 
-std::vector<std::pair<std::string, ChunkLocation>> AccountingStore::AllExtents() {
+std::vector<std::pair<std::string, RangeExtent>> AccountingStore::AllExtents() {
 	auto session = core.Read();
-	auto stmt = session.db.Prepare("SELECT d.database_name || ' branch ' || b.branch_name || ' ' || e.file_name, "
-	                               "e.segment_id, e.payload_offset, e.length, e.crc32c FROM file_extents e "
-	                               "JOIN branches b USING (branch_id) JOIN databases d USING (database_id)");
-	std::vector<std::pair<std::string, ChunkLocation>> out;
+	auto stmt =
+	    session.db.Prepare("SELECT d.database_name || ' branch ' || b.branch_name || ' ' || e.file_name, "
+	                       "e.segment_id, e.payload_offset, e.length, e.crc32c, e.inline_data FROM file_extents e "
+	                       "JOIN branches b USING (branch_id) JOIN databases d USING (database_id)");
+	std::vector<std::pair<std::string, RangeExtent>> out;
 	while (stmt.Step()) {
-		out.emplace_back(stmt.Text(0), LocationAt(stmt, 1));
+		auto owner = stmt.Text(0);
+		out.emplace_back(owner, ExtentAt(stmt, 1, owner));
 	}
 	return out;
 }

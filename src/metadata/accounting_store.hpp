@@ -30,7 +30,7 @@ public:
 	std::vector<ChunkRow> AllChunks();
 	//! Every root still referenced by a branch file or a snapshot.
 	std::vector<RootRow> LiveRoots();
-	std::vector<std::pair<std::string, ChunkLocation>> AllExtents();
+	std::vector<std::pair<std::string, RangeExtent>> AllExtents();
 	bool HasIndexPage(const Hash256 &page);
 	bool HasChunk(const Hash256 &hash);
 

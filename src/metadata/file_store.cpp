@@ -20,6 +20,12 @@ static ChunkLocation ReadLocation(SqliteStatement &stmt, int first_col) {
 	return loc;
 }
 
+//! A publication's branch_files row. An update in place where the row exists (every sync but a file's first):
+//! REPLACE would delete and reinsert it, writing its primary-key index page too, on every commit.
+static constexpr const char *UPSERT_BRANCH_FILE =
+    "INSERT INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT(branch_id, file_name) DO UPDATE SET root_id = excluded.root_id, length = excluded.length";
+
 static int64_t RequireFileBranch(MetadataSession &session, const FileAddress &file) {
 	return RequireBranchId(session, file.database, file.branch);
 }
@@ -55,11 +61,11 @@ static bool LoadBranchFile(MetadataSession &session, const FileAddress &file, St
 		return true;
 	}
 	out.length = static_cast<uint64_t>(stmt.Int(1));
-	auto ext = session.db.Prepare("SELECT segment_id, payload_offset, length, crc32c FROM file_extents "
+	auto ext = session.db.Prepare("SELECT segment_id, payload_offset, length, crc32c, inline_data FROM file_extents "
 	                              "WHERE branch_id = ? AND file_name = ? ORDER BY seq");
 	ext.Bind(1, *branch_id).Bind(2, file.file_name);
 	while (ext.Step()) {
-		out.extents.push_back(ReadLocation(ext, 0));
+		out.extents.push_back(ExtentAt(ext, 0, file.ToPath()));
 	}
 	return true;
 }
@@ -176,7 +182,7 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 		    .BindBlob(2, blob.data(), blob.size())
 		    .Run();
 		auto root_id = db.LastInsertRowId();
-		db.Prepare("INSERT OR REPLACE INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, ?, ?)")
+		db.Prepare(UPSERT_BRANCH_FILE)
 		    .Bind(1, branch_id)
 		    .Bind(2, file.file_name)
 		    .Bind(3, root_id)
@@ -189,7 +195,7 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 }
 
 void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
-                              const std::vector<ChunkLocation> &new_extents) {
+                              const std::vector<RangeExtent> &new_extents) {
 	core.RunGrouped([&](MetadataSession &session) {
 		auto &db = session.db;
 		auto branch_id = RequireFileBranch(session, file);
@@ -199,9 +205,10 @@ void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t
 		    .Bind(3, static_cast<int64_t>(kept_extents))
 		    .Run();
 		auto ext = db.Prepare("INSERT INTO file_extents(branch_id, file_name, seq, segment_id, payload_offset, length, "
-		                      "crc32c) VALUES (?, ?, ?, ?, ?, ?, ?)");
+		                      "crc32c, inline_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 		for (size_t i = 0; i < new_extents.size(); i++) {
-			auto &loc = new_extents[i];
+			auto &extent = new_extents[i];
+			auto &loc = extent.location;
 			ext.Reset();
 			ext.Bind(1, branch_id)
 			    .Bind(2, file.file_name)
@@ -209,13 +216,19 @@ void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t
 			    .Bind(4, static_cast<int64_t>(loc.segment_id))
 			    .Bind(5, static_cast<int64_t>(loc.offset))
 			    .Bind(6, static_cast<int64_t>(loc.length))
-			    .Bind(7, static_cast<int64_t>(loc.crc32c))
-			    .Run();
+			    .Bind(7, static_cast<int64_t>(loc.crc32c));
+			if (extent.IsInline()) {
+				ext.BindBlob(8, extent.inline_bytes->data(), extent.inline_bytes->size());
+			} else {
+				ext.BindNull(8);
+			}
+			ext.Run();
 		}
-		db.Prepare("INSERT OR REPLACE INTO branch_files(branch_id, file_name, root_id, length) VALUES (?, ?, NULL, ?)")
+		db.Prepare(UPSERT_BRANCH_FILE)
 		    .Bind(1, branch_id)
 		    .Bind(2, file.file_name)
-		    .Bind(3, static_cast<int64_t>(length))
+		    .BindNull(3)
+		    .Bind(4, static_cast<int64_t>(length))
 		    .Run();
 	});
 }

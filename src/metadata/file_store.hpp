@@ -20,7 +20,7 @@ public:
 	                    const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
 	                    int64_t pin_id) override;
 	void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
-	                   const std::vector<ChunkLocation> &new_extents) override;
+	                   const std::vector<RangeExtent> &new_extents) override;
 	void RemoveFile(const FileAddress &file) override;
 	void MoveFile(const FileAddress &from, const FileAddress &to) override;
 	uint64_t AllocateSegment() override;

@@ -7,8 +7,26 @@
 #include "metadata/sqlite.hpp"
 
 #include <cstring>
+#include <memory>
 
 namespace differential {
+
+RangeExtent ExtentAt(SqliteStatement &stmt, int first_col, const std::string &file) {
+	RangeExtent extent;
+	extent.location = {static_cast<uint64_t>(stmt.Int(first_col)), static_cast<uint64_t>(stmt.Int(first_col + 1)),
+	                   static_cast<uint32_t>(stmt.Int(first_col + 2)), static_cast<uint32_t>(stmt.Int(first_col + 3))};
+	if (stmt.IsNull(first_col + 4)) {
+		return extent;
+	}
+	auto bytes = std::make_shared<std::vector<uint8_t>>(stmt.Blob(first_col + 4));
+	if (bytes->size() != extent.location.length) {
+		Fail(ErrorKind::IO, "corrupt_metadata",
+		     "An inline byte range of " + file + " holds " + std::to_string(bytes->size()) + " bytes, its row says " +
+		         std::to_string(extent.location.length) + ". Run differential_verify().");
+	}
+	extent.inline_bytes = std::move(bytes);
+	return extent;
+}
 
 int64_t RequireDatabaseId(MetadataSession &session, const std::string &database) {
 	auto stmt = session.db.Prepare("SELECT database_id FROM databases WHERE database_name = ?");

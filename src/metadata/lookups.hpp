@@ -22,6 +22,10 @@ int64_t RequireSnapshotRoot(MetadataSession &session, int64_t database_id, const
 //! The branch's head snapshot, if it has one.
 std::optional<int64_t> BranchHead(MetadataSession &session, int64_t branch_id);
 Hash256 HashFromBlob(const std::vector<uint8_t> &blob);
+class SqliteStatement;
+//! A file_extents row from its columns segment_id, payload_offset, length, crc32c and inline_data, starting
+//! at `first_col`; an inline row whose bytes disagree with its length is corrupt_metadata, naming `file`.
+RangeExtent ExtentAt(SqliteStatement &stmt, int first_col, const std::string &file);
 
 //! A new snapshot row with its parents, as every kind of snapshot (ordinary, restore, merge) records it.
 struct NewSnapshot {

@@ -172,6 +172,12 @@ CREATE TABLE remote_stores(
     store_url TEXT PRIMARY KEY,
     deletions_seen TEXT NOT NULL);
 )",
+    // 5: a small WAL append is published inline, its bytes in its extent row (segment_id 0), so that a small
+    // commit costs one durable write (SQLite's commit) instead of a segment flush and a commit. Older
+    // builds must refuse such a repository: they would read segment 0.
+    R"(
+ALTER TABLE file_extents ADD COLUMN inline_data BLOB;
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

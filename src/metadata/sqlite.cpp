@@ -28,6 +28,9 @@ SqliteDatabase::SqliteDatabase(const std::string &path_p) : path(path_p) {
 }
 
 SqliteDatabase::~SqliteDatabase() {
+	for (auto &entry : cache) {
+		sqlite3_finalize(entry.second);
+	}
 	if (db) {
 		sqlite3_close_v2(db);
 	}
@@ -57,6 +60,11 @@ void SqliteDatabase::Raise(const std::string &what, const std::string &sql, int 
 }
 
 void SqliteDatabase::Execute(const std::string &sql) {
+	if (sql.find(';') == std::string::npos) {
+		// One statement (BEGIN, COMMIT, SAVEPOINT, ... on every publication): prepared once, from the cache.
+		Prepare(sql).Run();
+		return;
+	}
 	char *err = nullptr;
 	int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
 	sqlite3_free(err);
@@ -66,12 +74,32 @@ void SqliteDatabase::Execute(const std::string &sql) {
 }
 
 SqliteStatement SqliteDatabase::Prepare(const std::string &sql) {
+	{
+		std::lock_guard<std::mutex> guard(cache_lock);
+		auto it = cache.find(sql);
+		if (it != cache.end()) {
+			auto stmt = it->second;
+			cache.erase(it);
+			return SqliteStatement(*this, stmt);
+		}
+	}
 	sqlite3_stmt *stmt = nullptr;
-	int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
+	int rc = sqlite3_prepare_v3(db, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
 	if (rc != SQLITE_OK) {
 		Raise("Preparing a metadata statement", sql, sqlite3_extended_errcode(db));
 	}
 	return SqliteStatement(*this, stmt);
+}
+
+void SqliteDatabase::Release(sqlite3_stmt *stmt) {
+	// Reset ends the statement's read of the database, so a cached statement holds no lock.
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
+	auto sql = sqlite3_sql(stmt);
+	std::lock_guard<std::mutex> guard(cache_lock);
+	if (!sql || !cache.emplace(sql, stmt).second) {
+		sqlite3_finalize(stmt);
+	}
 }
 
 int64_t SqliteDatabase::LastInsertRowId() {
@@ -88,7 +116,7 @@ bool SqliteDatabase::TryCheckpointTruncate() {
 
 SqliteStatement::~SqliteStatement() {
 	if (stmt) {
-		sqlite3_finalize(stmt);
+		db->Release(stmt);
 	}
 }
 

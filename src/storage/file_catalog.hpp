@@ -6,6 +6,7 @@
 #include "storage/diff_path.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,11 +21,26 @@ struct ChunkLocation {
 	uint32_t crc32c = 0;
 };
 
+//! One run of a ranged file's (WAL's) bytes: a range record in a segment, or the bytes themselves, kept
+//! inline in the metadata row: small appends are published that way so that their commit needs no
+//! segment flush (docs/DURABILITY.md §4).
+struct RangeExtent {
+	//! An inline extent has segment 0 (no segment has that id) and offset 0; length and CRC32C describe
+	//! its bytes in either case.
+	ChunkLocation location;
+	//! The inline bytes, shared by every copy of the extent (frozen views, reloads); null for a record.
+	std::shared_ptr<const std::vector<uint8_t>> inline_bytes;
+
+	bool IsInline() const {
+		return inline_bytes != nullptr;
+	}
+};
+
 //! A WAL companion of a branch's database file, as published together with it.
 struct CompanionFile {
 	std::string file_name;
 	uint64_t length = 0;
-	std::vector<ChunkLocation> extents;
+	std::vector<RangeExtent> extents;
 };
 
 //! A published version of a file as the catalog has it.
@@ -33,7 +49,7 @@ struct StoredFile {
 	//! Chunked files: one hash per index page, in order.
 	std::vector<Hash256> pages;
 	//! Ranged files (WAL): the byte ranges, in file order.
-	std::vector<ChunkLocation> extents;
+	std::vector<RangeExtent> extents;
 	//! The metadata's id of the loaded root (chunked files), or -1.
 	int64_t root_id = -1;
 	//! For a branch's database file loaded with a pin: its WAL companions, read in the same
@@ -72,7 +88,7 @@ public:
 	                            int64_t pin_id) = 0;
 	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them.
 	virtual void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
-	                           const std::vector<ChunkLocation> &new_extents) = 0;
+	                           const std::vector<RangeExtent> &new_extents) = 0;
 	virtual void RemoveFile(const FileAddress &file) = 0;
 	virtual void MoveFile(const FileAddress &from, const FileAddress &to) = 0;
 	//! Registers a new segment and returns its id.

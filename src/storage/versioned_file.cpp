@@ -137,9 +137,14 @@ void VersionedFile::Sync() {
 		Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot write " + address.ToPath() + ": it is opened read-only.");
 	}
 	LogTimer timer;
-	CrashPoint("sync.before_segment_fsync");
-	storage->segments.Sync();
-	CrashPoint("sync.after_segment_fsync");
+	if (UnpublishedInSegmentsLocked()) {
+		CrashPoint("sync.before_segment_fsync");
+		storage->segments.Sync();
+		CrashPoint("sync.after_segment_fsync");
+	} else {
+		// Everything to publish travels inside the metadata transaction: its commit is the one durable write.
+		CrashPoint("sync.before_inline_publish");
+	}
 	PublishLocked();
 	CrashPoint("sync.after_publish");
 	dirty = false;

@@ -40,7 +40,7 @@ public:
 	//! trims the blocks a checkpoint freed, and their old bytes must not stay live in the map.
 	//! Returns true when anything changed; ranged files never change.
 	virtual bool Trim(uint64_t offset, uint64_t size);
-	//! The durability point: fsync the segments, then publish in one metadata transaction.
+	//! The durability point: fsync the segments (if a change is in one), then publish in one metadata transaction.
 	void Sync();
 	bool HasUnpublishedChanges();
 	//! Adds the segments holding records written here but not yet published.
@@ -69,7 +69,12 @@ protected:
 	virtual void WriteLocked(const uint8_t *in, uint64_t size, uint64_t offset) = 0;
 	//! Cuts the file to `new_length`, shorter than `length`.
 	virtual void ShrinkLocked(uint64_t new_length) = 0;
-	//! Records the unpublished changes in the metadata (the segments are already durable).
+	//! Whether an unpublished change lies in a segment record, which Sync must flush before publishing;
+	//! when none does, the publication's own metadata commit is the sync's only durable write.
+	virtual bool UnpublishedInSegmentsLocked() {
+		return true;
+	}
+	//! Records the unpublished changes in the metadata (their segment records are already durable).
 	virtual void PublishLocked() = 0;
 	virtual void CollectUnpublishedLocked(std::set<uint64_t> &out) = 0;
 

@@ -2,11 +2,11 @@
 later build proves it still opens it. Run only when a new format version is released."""
 import pathlib
 import shutil
-import sqlite3
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 from differential_testing import connect  # noqa: E402
+from golden_fixture import fold_and_tidy  # noqa: E402
 
 target = pathlib.Path(__file__).resolve().parent / "golden-format-1"
 if target.exists():
@@ -24,11 +24,5 @@ con.execute("UPDATE side.numbers SET label = 'side' WHERE n < 10")
 con.execute("DETACH side")
 con.execute("INSERT INTO golden.numbers VALUES (-1, 1, 'uncheckpointed tail')")
 con.close()
-# Fold SQLite's WAL into the main file so the fixture is two kinds of files only.
-db = sqlite3.connect(target / "metadata.sqlite")
-db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-db.close()
-for leftover in ("metadata.sqlite-wal", "metadata.sqlite-shm"):
-    (target / leftover).unlink(missing_ok=True)
-shutil.rmtree(target / "locks", ignore_errors=True)
+fold_and_tidy(target)
 print(f"wrote {target}")

@@ -14,6 +14,8 @@ if "crashdb" in databases:
         state["ledger"] = [r[0] for r in con.execute("SELECT i FROM c.ledger ORDER BY i").fetchall()]
         state["mirror"] = [r[0] for r in con.execute("SELECT i FROM c.mirror ORDER BY i").fetchall()]
         state["bulk"] = con.execute("SELECT i, count(*) FROM c.bulk GROUP BY i ORDER BY i").fetchall()
+        if "medium" in tables:
+            state["medium"] = con.execute("SELECT i, count(*) FROM c.medium GROUP BY i ORDER BY i").fetchall()
     state["snapshots"] = {}
     for (sid,) in con.execute("SELECT snapshot_id FROM c.snapshots()").fetchall():
         rows = con.execute(f"SELECT count(*), min(i), max(i) FROM c.ledger AT (VERSION => {sid})").fetchone()

@@ -13,6 +13,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 CRASH_POINTS = [
     "sync.before_segment_fsync",
     "sync.after_segment_fsync",
+    "sync.before_inline_publish",
+    "wal.after_spill",
     "publish.before_commit",
     "sync.after_publish",
     "snapshot.before_commit",
@@ -99,6 +101,8 @@ def test_no_acknowledged_commit_or_snapshot_is_lost(repository):
         assert len(ledger) - 1 >= acked_commit, f"{context}: lost commits after {len(ledger) - 1} (acked {acked_commit})"
         for i, count in state["bulk"]:
             assert count == 150000 and i in ledger, context
+        # Commits whose WAL went to segment records (the rest went inline): whole, and exactly the acknowledged ones.
+        assert state.get("medium", []) == [[i, 1000] for i in ledger if i % 10 == 5], context
         snapshots = {int(k): v for k, v in state["snapshots"].items()}
         for sid, i in acked_snapshots.items():
             assert sid in snapshots, f"{context}: acknowledged snapshot {sid} is gone"

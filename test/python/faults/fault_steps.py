@@ -84,9 +84,21 @@ def observe(con):
 
 @step
 def insert(con):
-    """A commit: the WAL append, its FileSync (segment fdatasync, then publication)."""
+    """A small commit: the WAL append, held in memory, and its FileSync (a publication carrying the bytes inline)."""
     con.execute("ATTACH 'differential:shop' AS s")
     con.execute("INSERT INTO s.items VALUES (9001, 'inserted')")
+
+
+@step
+def large_insert(con):
+    """A commit whose WAL bytes exceed the inline limit (64 KiB): they go to segment records, which its FileSync
+    flushes before the publication. The padding table is read by no check."""
+    con.execute("ATTACH 'differential:shop' AS s")
+    con.execute("BEGIN")
+    con.execute("INSERT INTO s.items VALUES (9001, 'inserted')")
+    con.execute("CREATE TABLE IF NOT EXISTS s.padding (v VARCHAR)")
+    con.execute("INSERT INTO s.padding SELECT repeat('p', 1000) FROM range(100)")
+    con.execute("COMMIT")
 
 
 @step

@@ -90,10 +90,10 @@ COMMIT_EDGES = [
 def test_a_failed_commit_changes_nothing(repo, label):
     before = run_step(repo, "observe")["result"]
     assert_clean(before)
-    outcome = run_step(repo, "insert", fault=f"{label}:1")
+    outcome = run_step(repo, "large_insert", fault=f"{label}:1")
     assert_io_error(outcome)
     assert run_step(repo, "observe")["result"] == before
-    succeed(repo, "insert")
+    succeed(repo, "large_insert")
     after = succeed(repo, "observe")
     assert after["main"] == sorted(before["main"] + [[9001, "inserted"]])
     assert after["dev"] == before["dev"] and after["snapshots"] == before["snapshots"]
@@ -101,9 +101,20 @@ def test_a_failed_commit_changes_nothing(repo, label):
     assert_clean(after)
 
 
+@pytest.mark.parametrize("label", COMMIT_EDGES)
+def test_a_small_commit_writes_no_segment(repo, label):
+    # Its WAL bytes are published inline: none of the segment calls is on its path, so a fault there cannot fail it.
+    before = succeed(repo, "observe")
+    outcome = run_step(repo, "insert", fault=f"{label}:1")
+    assert outcome["error"] is None, outcome
+    after = succeed(repo, "observe")
+    assert after["main"] == sorted(before["main"] + [[9001, "inserted"]])
+    assert_clean(after)
+
+
 def test_enospc_is_reported_as_such(repo):
     before = run_step(repo, "observe")["result"]
-    outcome = run_step(repo, "insert", fault="wal.range_write:1:ENOSPC")
+    outcome = run_step(repo, "large_insert", fault="wal.range_write:1:ENOSPC")
     assert_io_error(outcome, "No space left on device")
     assert run_step(repo, "observe")["result"] == before
 

@@ -12,8 +12,9 @@ def differential_events(con):
 def test_commit_and_cleanup_log_their_durations(con):
     con.execute("SET enable_logging = true")
     con.execute("ATTACH 'differential:shop' AS s")
-    con.execute("CREATE TABLE s.items AS SELECT range AS id FROM range(1000)")
-    con.execute("INSERT INTO s.items VALUES (1000)")
+    # Over 64 KiB of WAL: this commit's bytes go to a segment record, which its sync flushes.
+    con.execute("CREATE TABLE s.items AS SELECT range AS id FROM range(20000)")
+    con.execute("INSERT INTO s.items VALUES (20000)")
     events = differential_events(con)
     names = {event for event, _, _ in events}
     assert {"segment_fsync", "publish"} <= names, events
@@ -32,6 +33,22 @@ def test_commit_and_cleanup_log_their_durations(con):
     ms, detail = cleanup[0]
     assert ms is not None and ms >= 0
     assert "bytes freed" in detail and "segments deleted" in detail
+
+
+def test_a_small_commit_is_one_metadata_commit_and_no_segment_flush(con):
+    con.execute("ATTACH 'differential:shop' AS s")
+    con.execute("CREATE TABLE s.items (id BIGINT, note VARCHAR)")
+    con.execute("CALL enable_logging('differential')")
+    for i in range(5):
+        con.execute("INSERT INTO s.items VALUES (?, 'small')", [i])
+    events = [event for event, _, _ in differential_events(con)]
+    # Each commit's WAL bytes travel inline in its publication: SQLite's commit is its one durable write.
+    assert events.count("publish") == 5 and events.count("group_commit") == 5, events
+    assert "segment_fsync" not in events, events
+    # A large commit still goes through a segment record and its flush.
+    con.execute("INSERT INTO s.items SELECT range, repeat('x', 100) FROM range(2000)")
+    events = [event for event, _, _ in differential_events(con)]
+    assert events.count("segment_fsync") == 1 and events.count("publish") == 6, events
 
 
 def test_nothing_is_logged_unless_logging_is_enabled(con):

@@ -34,10 +34,10 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 			// Thread `databases` publishes to a database that does not exist: every call must fail alone.
 			auto address = WalOf(dir.path, d == databases ? "missing" : "db" + std::to_string(d));
 			for (int r = 0; r < rounds; r++) {
-				ChunkLocation extent;
-				extent.segment_id = 1;
-				extent.offset = static_cast<uint64_t>(r) * 10;
-				extent.length = 10;
+				RangeExtent extent;
+				extent.location.segment_id = 1;
+				extent.location.offset = static_cast<uint64_t>(r) * 10;
+				extent.location.length = 10;
 				try {
 					store.files.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r),
 					                          {extent});
@@ -58,7 +58,7 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 		EXPECT_EQ(stored.length, static_cast<uint64_t>(rounds) * 10);
 		ASSERT_EQ(stored.extents.size(), static_cast<size_t>(rounds));
 		for (int r = 0; r < rounds; r++) {
-			EXPECT_EQ(stored.extents[r].offset, static_cast<uint64_t>(r) * 10);
+			EXPECT_EQ(stored.extents[r].location.offset, static_cast<uint64_t>(r) * 10);
 		}
 	}
 	StoredFile missing;

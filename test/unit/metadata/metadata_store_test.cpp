@@ -61,13 +61,13 @@ protected:
 	}
 
 	void PublishWal(const std::string &database, const std::string &branch, uint32_t length) {
-		std::vector<ChunkLocation> extents;
+		std::vector<RangeExtent> extents;
 		if (length > 0) {
-			ChunkLocation loc;
-			loc.segment_id = 1;
-			loc.offset = 112;
-			loc.length = length;
-			extents.push_back(loc);
+			RangeExtent extent;
+			extent.location.segment_id = 1;
+			extent.location.offset = 112;
+			extent.location.length = length;
+			extents.push_back(extent);
 		}
 		store->files.PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), length, 0, extents);
 	}
@@ -460,33 +460,38 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	auto wal = File("db", "main", std::string(MAIN_FILE_NAME) + ".wal");
 	auto checkpoint = File("db", "main", std::string(MAIN_FILE_NAME) + ".wal.checkpoint");
-	std::vector<ChunkLocation> extents(3);
+	std::vector<RangeExtent> extents(3);
 	for (size_t i = 0; i < extents.size(); i++) {
-		extents[i].segment_id = 5;
-		extents[i].offset = 1000 * (i + 1);
-		extents[i].length = static_cast<uint32_t>(10 * (i + 1));
-		extents[i].crc32c = static_cast<uint32_t>(i);
+		extents[i].location.segment_id = 5;
+		extents[i].location.offset = 1000 * (i + 1);
+		extents[i].location.length = static_cast<uint32_t>(10 * (i + 1));
+		extents[i].location.crc32c = static_cast<uint32_t>(i);
 	}
 	store->files.PublishRanged(wal, 60, 0, extents);
 	StoredFile file;
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 60u);
 	ASSERT_EQ(file.extents.size(), 3u);
-	EXPECT_EQ(file.extents[2].offset, 3000u);
+	EXPECT_EQ(file.extents[2].location.offset, 3000u);
+	EXPECT_FALSE(file.extents[2].IsInline());
 	EXPECT_TRUE(file.pages.empty());
 
 	// Keep the first extent, replace the rest.
-	ChunkLocation fresh;
-	fresh.segment_id = 6;
-	fresh.offset = 64;
-	fresh.length = 5;
+	// Keep the first extent, replace the rest by one inline extent: its bytes travel in the row.
+	RangeExtent fresh;
+	fresh.location.length = 5;
+	fresh.inline_bytes = std::make_shared<std::vector<uint8_t>>(std::vector<uint8_t> {1, 2, 3, 4, 5});
 	store->files.PublishRanged(wal, 15, 1, {fresh});
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 15u);
 	ASSERT_EQ(file.extents.size(), 2u);
-	EXPECT_EQ(file.extents[0].offset, 1000u);
-	EXPECT_EQ(file.extents[1].segment_id, 6u);
+	EXPECT_EQ(file.extents[0].location.offset, 1000u);
+	ASSERT_TRUE(file.extents[1].IsInline());
+	EXPECT_EQ(file.extents[1].location.segment_id, 0u);
+	EXPECT_EQ(*file.extents[1].inline_bytes, (std::vector<uint8_t> {1, 2, 3, 4, 5}));
 	EXPECT_EQ(store->accounting.AllExtents().size(), 2u);
+	// Inline bytes count as metadata, not as live segment bytes.
+	EXPECT_EQ(store->accounting.Totals("").wal_bytes, 10u);
 
 	// Move over an existing target replaces it.
 	store->files.PublishRanged(checkpoint, 10, 0, {extents[0]});
@@ -494,7 +499,8 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	EXPECT_FALSE(store->files.LoadFile(wal, file));
 	ASSERT_TRUE(store->files.LoadFile(checkpoint, file));
 	EXPECT_EQ(file.length, 15u);
-	EXPECT_EQ(file.extents.size(), 2u);
+	ASSERT_EQ(file.extents.size(), 2u);
+	EXPECT_TRUE(file.extents[1].IsInline());
 	EXPECT_EQ(store->accounting.AllExtents().size(), 2u);
 
 	store->files.RemoveFile(checkpoint);
@@ -509,4 +515,37 @@ TEST_F(MetadataStoreTest, SegmentIdsAreAllocatedInOrder) {
 	store.reset();
 	store = std::make_unique<MetadataStore>(root);
 	EXPECT_EQ(store->files.AllocateSegment(), 3u);
+}
+
+TEST(SqliteStatementCache, AReusedStatementStartsOverAndTwoOfOneSqlCoexist) {
+	TempDir dir;
+	SqliteDatabase db(dir.path + "/cache.sqlite");
+	db.Execute("CREATE TABLE t(x INTEGER); INSERT INTO t VALUES (1), (2), (3)");
+	const std::string sql = "SELECT x FROM t WHERE x >= ? ORDER BY x";
+	{
+		auto first = db.Prepare(sql);
+		first.Bind(1, int64_t(1));
+		ASSERT_TRUE(first.Step());
+		EXPECT_EQ(first.Int(0), 1);
+		// The same SQL while the first is mid-way: a statement of its own.
+		auto second = db.Prepare(sql);
+		second.Bind(1, int64_t(3));
+		ASSERT_TRUE(second.Step());
+		EXPECT_EQ(second.Int(0), 3);
+		ASSERT_TRUE(first.Step());
+		EXPECT_EQ(first.Int(0), 2);
+	}
+	{
+		// Taken from the cache: reset and unbound, so it starts from the first row with the new value.
+		auto again = db.Prepare(sql);
+		again.Bind(1, int64_t(2));
+		ASSERT_TRUE(again.Step());
+		EXPECT_EQ(again.Int(0), 2);
+	}
+	// Released half-read into the cache, it holds no read: another connection can still write.
+	SqliteDatabase other(dir.path + "/cache.sqlite");
+	other.Execute("INSERT INTO t VALUES (4)");
+	auto count = db.Prepare("SELECT count(*) FROM t");
+	ASSERT_TRUE(count.Step());
+	EXPECT_EQ(count.Int(0), 4);
 }

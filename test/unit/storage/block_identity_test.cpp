@@ -66,7 +66,7 @@ public:
 	                    const std::vector<NewChunk> &, int64_t) override {
 		throw std::logic_error("not used");
 	}
-	void PublishRanged(const FileAddress &, uint64_t, uint64_t, const std::vector<ChunkLocation> &) override {
+	void PublishRanged(const FileAddress &, uint64_t, uint64_t, const std::vector<RangeExtent> &) override {
 		throw std::logic_error("not used");
 	}
 	void RemoveFile(const FileAddress &) override {

@@ -5,6 +5,7 @@
 #include "common/fault_points.hpp"
 #include "metadata/metadata_store.hpp"
 #include "storage/chunk_geometry.hpp"
+#include "storage/ranged_file.hpp"
 #include "test_support.hpp"
 
 #include <gtest/gtest.h>
@@ -78,8 +79,9 @@ TEST_F(VersionedFileFaultsTest, AFailedWalAppendLeavesTheFileAsItWas) {
 	auto first = Filled(1000, 1);
 	wal->Write(first.data(), first.size(), 0);
 	wal->Sync();
+	// Over the inline limit: the append goes to a segment record, and that write fails.
 	SetFaultPointForTesting("wal.range_write:1");
-	auto second = Filled(500, 2);
+	auto second = Filled(INLINE_APPEND_LIMIT + 1, 2);
 	EXPECT_EQ(ErrorCode([&] { wal->Write(second.data(), second.size(), 1000); }), "io_error");
 	EXPECT_EQ(wal->Length(), 1000u);
 	EXPECT_EQ(ReadAll(*wal), first);
@@ -88,6 +90,20 @@ TEST_F(VersionedFileFaultsTest, AFailedWalAppendLeavesTheFileAsItWas) {
 	auto both = first;
 	both.insert(both.end(), second.begin(), second.end());
 	EXPECT_EQ(Published(wal_file), both);
+}
+
+TEST_F(VersionedFileFaultsTest, AFailedSpillKeepsTheHeldBytes) {
+	auto wal = VersionedFile::Open(wal_file, storage, true);
+	wal->CreateEmpty();
+	auto held = Filled(500, 1);
+	wal->Write(held.data(), held.size(), 0);
+	// The held bytes must go to a record before this append: that write fails, and they stay held.
+	SetFaultPointForTesting("wal.range_write:1");
+	auto large = Filled(INLINE_APPEND_LIMIT, 2);
+	EXPECT_EQ(ErrorCode([&] { wal->Write(large.data(), large.size(), 500); }), "io_error");
+	EXPECT_EQ(ReadAll(*wal), held);
+	wal->Sync();
+	EXPECT_EQ(Published(wal_file), held);
 }
 
 TEST_F(VersionedFileFaultsTest, AFailedSegmentSyncPublishesNothingAndTheRetryPublishes) {

@@ -4,6 +4,7 @@
 #include "metadata/metadata_store.hpp"
 #include "metadata/sqlite.hpp"
 #include "storage/chunk_geometry.hpp"
+#include "storage/ranged_file.hpp"
 #include "storage/segment_store.hpp"
 #include "test_support.hpp"
 
@@ -70,6 +71,13 @@ protected:
 		auto file = VersionedFile::Open(address, reopened.back().storage, false);
 		EXPECT_EQ(file->Load(), expect_exists);
 		return file;
+	}
+
+	//! Appends a pattern at the end of the file and of `expected`, as DuckDB streams a WAL.
+	static void AppendPattern(VersionedFile &file, Bytes &expected, size_t size, uint32_t seed) {
+		auto data = Pattern(size, seed);
+		file.Write(data.data(), data.size(), expected.size());
+		expected.insert(expected.end(), data.begin(), data.end());
 	}
 
 	static Bytes ReadAll(VersionedFile &file) {
@@ -351,9 +359,7 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	wal->CreateEmpty();
 	Bytes expected;
 	auto append = [&](size_t size, uint32_t seed) {
-		auto data = Pattern(size, seed);
-		wal->Write(data.data(), data.size(), expected.size());
-		expected.insert(expected.end(), data.begin(), data.end());
+		AppendPattern(*wal, expected, size, seed);
 	};
 	append(100, 1);
 	append(5000, 2);
@@ -362,9 +368,10 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	EXPECT_EQ(ReadAll(*wal), expected);
 	wal->Sync();
 	EXPECT_EQ(ReadAll(*LoadInNewProcess(wal_file)), expected);
-	// Appends store only the appended bytes: one record each.
-	EXPECT_EQ(SegmentRecordCount(), 3u);
-	EXPECT_EQ(process.metadata->accounting.AllExtents().size(), 3u);
+	// Appends store only the appended bytes. The first two waited in memory (small); the third outgrew the
+	// inline limit, so they went to a record of their own first, then the third to its own.
+	EXPECT_EQ(SegmentRecordCount(), 2u);
+	EXPECT_EQ(process.metadata->accounting.AllExtents().size(), 2u);
 
 	append(3000, 4);
 	// Truncate into the middle of the second extent, then append again.
@@ -401,7 +408,7 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	uint64_t published = 0;
 	for (auto &e : process.metadata->accounting.AllExtents()) {
 		EXPECT_EQ(e.first, "db branch main database.duckdb.wal");
-		published += e.second.length;
+		published += e.second.location.length;
 	}
 	EXPECT_EQ(published, expected.size());
 
@@ -410,6 +417,52 @@ TEST_F(VersionedFileTest, WalAppendsTruncateOverwriteReload) {
 	wal->Sync();
 	EXPECT_EQ(LoadInNewProcess(wal_file)->Length(), 0u);
 	EXPECT_TRUE(process.metadata->accounting.AllExtents().empty());
+}
+
+TEST_F(VersionedFileTest, SmallWalAppendsArePublishedInlineWithoutASegmentRecord) {
+	auto wal = NewFile(wal_file);
+	wal->CreateEmpty();
+	Bytes expected;
+	auto append = [&](size_t size, uint32_t seed) {
+		AppendPattern(*wal, expected, size, seed);
+	};
+	// Two commits of small appends: each publication is one inline extent, and no segment exists at all.
+	append(150, 1);
+	append(40, 2);
+	wal->Sync();
+	append(INLINE_APPEND_LIMIT, 3);
+	EXPECT_FALSE(LoadInNewProcess(wal_file)->Length() == expected.size());
+	wal->Sync();
+	EXPECT_EQ(SegmentRecordCount(), 0u);
+	auto extents = process.metadata->accounting.AllExtents();
+	ASSERT_EQ(extents.size(), 2u);
+	EXPECT_TRUE(extents[0].second.IsInline() && extents[1].second.IsInline());
+	EXPECT_EQ(ReadAll(*LoadInNewProcess(wal_file)), expected);
+
+	// One byte over the limit since the last publication: the held bytes and every later append of this
+	// publication go to records, which the sync flushes.
+	append(INLINE_APPEND_LIMIT - 10, 4);
+	append(11, 5);
+	append(7, 6);
+	EXPECT_EQ(SegmentRecordCount(), 3u);
+	EXPECT_EQ(ReadAll(*wal), expected);
+	wal->Sync();
+	EXPECT_EQ(ReadAll(*LoadInNewProcess(wal_file)), expected);
+	EXPECT_EQ(process.metadata->accounting.AllExtents().size(), 5u);
+
+	// After that publication, small appends are held in memory again; a truncate cuts them there.
+	append(300, 7);
+	wal->Truncate(expected.size() - 100);
+	expected.resize(expected.size() - 100);
+	EXPECT_EQ(ReadAll(*wal), expected);
+	wal->Sync();
+	EXPECT_EQ(SegmentRecordCount(), 3u);
+	EXPECT_EQ(ReadAll(*LoadInNewProcess(wal_file)), expected);
+	auto last = process.metadata->accounting.AllExtents();
+	ASSERT_EQ(last.size(), 6u);
+	EXPECT_TRUE(std::any_of(last.begin(), last.end(), [](const std::pair<std::string, RangeExtent> &e) {
+		return e.second.location.length == 200;
+	}));
 }
 
 TEST_F(VersionedFileTest, UnsyncedWritesAreNotVisibleToOtherProcesses) {

@@ -225,7 +225,8 @@ def write_markdown(report, path):
         f"TPC-H SF1, {report['threads']} threads, median of {report['runs']} fresh processes per query; versitygw "
         f"{report['versitygw']} on loopback behind Toxiproxy adding {report['latency_ms']} ms to every answer. "
         f"DuckDB {report['duckdb']} for differential and the local file; httpfs runs on DuckDB {HTTPFS_VERSION} "
-        "(the newest with an httpfs package on PyPI) against a native file that version wrote from the same data.",
+        "(the newest with an httpfs package on PyPI) against a native file that version wrote from the same data. "
+        f"Queries: {', '.join('Q' + str(r['query']) for r in report['queries'])}.",
         "", "| backend | sum of medians | vs httpfs |", "|---|---|---|"]
     for name, label in (("native_local", "native file, local (fresh process)"),
                         ("httpfs", f"native file on S3 via httpfs (DuckDB {HTTPFS_VERSION}), cold"),

@@ -13,11 +13,6 @@ namespace differential {
 
 static constexpr int CLEANUP_WAIT_SECONDS = 120;
 
-static int64_t NowMs() {
-	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-	    .count();
-}
-
 //! Counts and logs one coordination request; a failure becomes an ExportFailure.
 static void Check(const char *what, const ObjectOutcome &outcome, const LogTimer &timer, ExportStats &stats) {
 	stats.requests++;
@@ -31,7 +26,7 @@ static void Check(const char *what, const ObjectOutcome &outcome, const LogTimer
 
 ExportMarker::ExportMarker(ExportContext &context, ExportStats &stats) : context(context), stats(stats) {
 	LogTimer timer;
-	Check("PUT if-none-match markers/export-…", WriteMarker(context.store, MarkerKind::EXPORT, NowMs(), key), timer,
+	Check("PUT if-none-match markers/export-…", WriteMarker(context.store, MarkerKind::EXPORT, NowUnixMs(), key), timer,
 	      stats);
 	try {
 		WaitForCleanups(stats);
@@ -59,7 +54,7 @@ void ExportMarker::WaitForCleanups(ExportStats &stats) {
 	while (true) {
 		std::vector<std::string> cleanups;
 		LogTimer timer;
-		Check("LIST markers/cleanup-", LiveMarkers(context.store, MarkerKind::CLEANUP, NowMs(), cleanups), timer,
+		Check("LIST markers/cleanup-", LiveMarkers(context.store, MarkerKind::CLEANUP, NowUnixMs(), cleanups), timer,
 		      stats);
 		if (cleanups.empty()) {
 			return;

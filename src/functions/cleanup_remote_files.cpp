@@ -8,8 +8,7 @@
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "remote/remote_cleanup.hpp"
-
-#include <chrono>
+#include "remote/remote_journal.hpp"
 
 namespace differential {
 
@@ -17,16 +16,11 @@ using namespace duckdb;
 
 static constexpr int64_t DEFAULT_GRACE_MS = 7LL * 24 * 3600 * 1000;
 
-static int64_t NowMs() {
-	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-	    .count();
-}
-
 static Rows RunCleanup(ClientContext &context, const std::string &url, RemoteCleanupOptions options,
                        const std::shared_ptr<std::atomic<double>> &progress) {
 	DuckDBLogScope log(context);
 	auto store = OpenObjectStore(context, url);
-	options.now_ms = NowMs();
+	options.now_ms = NowUnixMs();
 	options.progress = [progress](uint64_t done, uint64_t total) {
 		*progress = total ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0;
 	};

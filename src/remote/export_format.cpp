@@ -2,6 +2,7 @@
 // first line naming the kind and format, so a person can read them with any S3 tool; index pages are binary.
 #include "remote/export_format.hpp"
 
+#include "remote/object_key.hpp"
 #include "remote/text_object.hpp"
 
 #include <cstring>
@@ -19,12 +20,6 @@ static constexpr char INDEX_MAGIC[8] = {'D', 'I', 'F', 'X', 'I', 'D', 'X', '2'};
 static constexpr size_t INDEX_HEADER_SIZE = 16;
 static constexpr size_t INDEX_SLOT_SIZE = 32 + 32 + 8 + 4;
 
-//! Snapshot ids padded to 20 digits, so listing order is numeric order.
-static std::string PaddedId(int64_t id) {
-	auto digits = std::to_string(id);
-	return std::string(digits.size() < 20 ? 20 - digits.size() : 0, '0') + digits;
-}
-
 std::string PackKey(const Hash256 &pack) {
 	return PACKS_PREFIX + HashToHex(pack);
 }
@@ -38,10 +33,10 @@ std::string HeadKey(const std::string &database, const std::string &branch) {
 	return HEADS_PREFIX + database + "/" + branch;
 }
 std::string CommitRecordKey(const std::string &database, int64_t snapshot_id) {
-	return COMMITS_PREFIX + database + "/" + PaddedId(snapshot_id);
+	return COMMITS_PREFIX + database + "/" + SortableNumber(snapshot_id);
 }
 std::string ExpiryRecordKey(const std::string &database, int64_t snapshot_id) {
-	return EXPIRIES_PREFIX + database + "/" + PaddedId(snapshot_id);
+	return EXPIRIES_PREFIX + database + "/" + SortableNumber(snapshot_id);
 }
 
 static void PutU64(std::vector<uint8_t> &out, uint64_t value, int bytes) {

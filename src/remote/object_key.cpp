@@ -52,4 +52,9 @@ bool ValidObjectKey(const std::string &key, std::string &why) {
 	}
 }
 
+std::string SortableNumber(int64_t value) {
+	auto digits = std::to_string(value);
+	return std::string(digits.size() < 20 ? 20 - digits.size() : 0, '0') + digits;
+}
+
 } // namespace differential

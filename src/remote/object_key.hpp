@@ -1,6 +1,7 @@
 // The key rules every ObjectStore enforces alike, so a layout that works on one store works on all.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace differential {
@@ -14,5 +15,8 @@ extern const char *const RESERVED_KEY_SEGMENT;
 //! directory; `why` says which rule failed. That a key and `key/child` cannot both exist is left to
 //! the store to report, since it depends on what is already stored.
 bool ValidObjectKey(const std::string &key, std::string &why);
+
+//! `value` zero-padded to 20 digits, so keys that end in it list in numeric order (snapshot ids, times).
+std::string SortableNumber(int64_t value);
 
 } // namespace differential

@@ -2,23 +2,29 @@
 // order and two writers in the same millisecond never collide (each write is create-only anyway).
 #include "remote/remote_journal.hpp"
 
+#include "remote/object_key.hpp"
 #include "remote/text_object.hpp"
 
+#include <chrono>
 #include <random>
 
 namespace differential {
 
 static const char *const MARKERS_PREFIX = "markers/";
 
+int64_t NowUnixMs() {
+	return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+	    .count();
+}
+
 static std::string TimedName(int64_t now_ms) {
-	auto digits = std::to_string(now_ms);
 	std::random_device random;
 	static const char *hex = "0123456789abcdef";
 	std::string suffix;
 	for (int i = 0; i < 16; i++) {
 		suffix += hex[random() & 15];
 	}
-	return std::string(digits.size() < 20 ? 20 - digits.size() : 0, '0') + digits + "-" + suffix;
+	return SortableNumber(now_ms) + "-" + suffix;
 }
 
 //! The time in a timed name (after `prefix`), or -1 when the name is not one.

@@ -12,6 +12,9 @@ namespace differential {
 
 enum class MarkerKind { EXPORT, CLEANUP };
 
+//! The wall clock markers and records are named and aged by (unix milliseconds).
+int64_t NowUnixMs();
+
 //! A marker older than this belongs to a process that died: it no longer holds anyone back.
 static constexpr int64_t MARKER_LIFETIME_MS = 60LL * 60 * 1000;
 

@@ -44,18 +44,6 @@ protected:
 	std::unique_ptr<ObjectStore> store;
 };
 
-struct KindNames {
-	template <class Kind>
-	static std::string GetName(int) {
-		return Kind::NAME;
-	}
-};
-
-#ifdef DIFFERENTIAL_TEST_SEAWEEDFS
-using StoreKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind, SeaweedfsStoreKind>;
-#else
-using StoreKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind>;
-#endif
 TYPED_TEST_SUITE(ObjectStoreConformance, StoreKinds, KindNames);
 
 static std::string RandomBytes(size_t size, uint32_t seed) {

@@ -84,18 +84,7 @@ protected:
 	std::unique_ptr<ObjectStore> store;
 };
 
-#ifdef DIFFERENTIAL_TEST_SEAWEEDFS
-using CleanupKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind, SeaweedfsStoreKind>;
-#else
-using CleanupKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind>;
-#endif
-struct CleanupKindNames {
-	template <class Kind>
-	static std::string GetName(int) {
-		return Kind::NAME;
-	}
-};
-TYPED_TEST_SUITE(RemoteCleanup, CleanupKinds, CleanupKindNames);
+TYPED_TEST_SUITE(RemoteCleanup, StoreKinds, KindNames);
 
 TYPED_TEST(RemoteCleanup, KeepsEverythingReachable) {
 	std::string pack1, pack2;

@@ -7,6 +7,7 @@
 #include "remote/s3_test_server.hpp"
 
 #include <chrono>
+#include <gtest/gtest.h>
 #include <memory>
 #include <string>
 #include <thread>
@@ -68,6 +69,20 @@ struct ServerStoreKind {
 };
 using VersitygwStoreKind = ServerStoreKind<S3ServerKind::VERSITYGW>;
 using SeaweedfsStoreKind = ServerStoreKind<S3ServerKind::SEAWEEDFS>;
+
+//! The stores every typed suite over ObjectStore runs against (SeaweedFS only when opted in).
+#ifdef DIFFERENTIAL_TEST_SEAWEEDFS
+using StoreKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind, SeaweedfsStoreKind>;
+#else
+using StoreKinds = ::testing::Types<LocalStoreKind, VersitygwStoreKind>;
+#endif
+//! Names the typed tests after the store (`…/Local`, `…/Versitygw`).
+struct KindNames {
+	template <class Kind>
+	static std::string GetName(int) {
+		return Kind::NAME;
+	}
+};
 
 } // namespace test
 } // namespace differential

@@ -194,11 +194,13 @@ EvictionCounts RemoteStore::EvictChunks(const std::string &store_url, const std:
 	for (auto &chunk : chunks) {
 		stmt.Reset();
 		stmt.BindBlob(1, chunk.data(), chunk.size()).Bind(2, store_url);
-		if (stmt.Step()) {
+		// Stepped to the end, so no statement is in progress at the commit.
+		while (stmt.Step()) {
 			counts.chunks++;
 			counts.bytes += static_cast<uint64_t>(stmt.Int(0));
 		}
 	}
+	stmt.Reset();
 	txn.Commit();
 	return counts;
 }

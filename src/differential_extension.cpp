@@ -57,6 +57,10 @@ static void LoadInternal(ExtensionLoader &loader) {
 	    "Bytes of fetched remote chunks kept on disk for remote attachments made after it, shared by "
 	    "the processes of a repository ('1GB', '512MiB', a number of bytes; 0: no disk cache)",
 	    LogicalType::VARCHAR, Value("0"), CheckRemoteCacheSize, SetScope::GLOBAL);
+	config.AddExtensionOption("differential_evict_after_export",
+	                          "After each export of an S3 database, drop the local payload of its chunks the "
+	                          "DATA_PATH now holds (reads fetch them back; cleanup reclaims the space)",
+	                          LogicalType::BOOLEAN, Value::BOOLEAN(false));
 	config.AddExtensionOption("differential_merge_skip_unchanged",
 	                          "Let merges skip reading a side's table whose storage is byte-identical to the base's "
 	                          "(false: read all three sides, the reference method)",
@@ -71,6 +75,8 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::RestoreFunction());
 	loader.RegisterFunction(differential::CloneDatabaseFunction());
 	loader.RegisterFunction(differential::ExportSnapshotFunction());
+	loader.RegisterFunction(differential::EvictExportedFunction());
+	loader.RegisterFunction(differential::RecoverExportFunction());
 	loader.RegisterFunction(differential::DropBranchFunction());
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());

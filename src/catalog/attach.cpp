@@ -3,6 +3,7 @@
 #include "catalog/attach.hpp"
 
 #include "catalog/differential_catalog.hpp"
+#include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/names.hpp"
@@ -12,6 +13,8 @@
 #include "duckdb/parser/parsed_data/attach_info.hpp"
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "export/data_path.hpp"
+#include "remote/export_format.hpp"
+#include "repository/evicted_chunk_reader.hpp"
 #include "storage/diff_path.hpp"
 
 #include <optional>
@@ -166,6 +169,20 @@ static std::optional<std::string> CheckDataPath(Repository &repository, const At
 	return request.data_path;
 }
 
+//! Reads of chunks evicted after an export need the database's store with this session's credentials;
+//! ATTACH is where a ClientContext meets the database. A store that cannot be opened now is not an
+//! error here: only a read of an evicted chunk needs it, and that read says what is missing.
+static void RegisterStoreForEvictedReads(ClientContext &context, Repository &repository, const std::string &database) {
+	auto data_path = repository.metadata->remote.DataPath(database);
+	if (!data_path) {
+		return;
+	}
+	try {
+		RegisterEvictionStore(data_path->store_url, OpenObjectStore(context, data_path->store_url), PACKS_PREFIX);
+	} catch (DifferentialError &) {
+	}
+}
+
 static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
                                               AttachedDatabase &db, const string &name, AttachInfo &info,
                                               AttachOptions &options) {
@@ -192,6 +209,7 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		if (request.data_path) {
 			adopt = CheckDataPath(*repository, request, read_only);
 		}
+		RegisterStoreForEvictedReads(context, *repository, request.database);
 		auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,
 		                                              request.snapshot_id ? std::string() : request.branch,
 		                                              request.snapshot_id.value_or(-1));

@@ -5,6 +5,9 @@
 #include "catalog/object_store_access.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
+#include "remote/export_format.hpp"
+#include "repository/evicted_chunk_reader.hpp"
+#include "repository/eviction.hpp"
 
 namespace differential {
 
@@ -25,7 +28,15 @@ std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Reposito
 		         " The snapshots stay local; export them later with CALL differential_export_snapshot('" + database +
 		         "').");
 	}
-	return ExportPendingSnapshots(repository, database, *store, data_path->store_url, up_to);
+	RegisterEvictionStore(data_path->store_url, store, PACKS_PREFIX);
+	auto run = ExportPendingSnapshots(repository, database, *store, data_path->store_url, up_to);
+	duckdb::Value evict;
+	if (context.TryGetCurrentSetting("differential_evict_after_export", evict) && !evict.IsNull() &&
+	    evict.GetValue<bool>()) {
+		// All the exported chunks, not only this run's: a superset that costs one pass over the store's chunks.
+		EvictExported(repository, database);
+	}
+	return run;
 }
 
 } // namespace differential

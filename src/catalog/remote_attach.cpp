@@ -103,6 +103,15 @@ static std::shared_ptr<ContentCache> RemoteCacheFor(ClientContext &context) {
 	return std::make_shared<RemoteCache>(MemoryContentCache::Process(), std::move(disk));
 }
 
+OpenedExport OpenExport(ClientContext &context, const std::string &path) {
+	OpenedExport opened;
+	opened.locator = ParseLocator(path);
+	DuckDBLogScope log(context);
+	opened.store = OpenObjectStore(context, opened.locator.store_url);
+	opened.resolved = ReadExport(*opened.store, opened.locator, *RemoteCacheFor(context));
+	return opened;
+}
+
 unique_ptr<Catalog> AttachRemote(ClientContext &context, AttachedDatabase &db, AttachInfo &info,
                                  AttachOptions &options) {
 	auto path = info.path;

@@ -5,6 +5,7 @@
 #include "duckdb/catalog/catalog.hpp"
 #include "duckdb/main/attached_database.hpp"
 #include "duckdb/parser/parsed_data/attach_info.hpp"
+#include "remote/export_reader.hpp"
 
 #include <cstdint>
 #include <string>
@@ -18,6 +19,17 @@ bool IsRemoteLocatorPath(const std::string &path);
 //! (written to `info.path`), forces the attachment read-only and returns its RemoteCatalog.
 duckdb::unique_ptr<duckdb::Catalog> AttachRemote(duckdb::ClientContext &context, duckdb::AttachedDatabase &db,
                                                  duckdb::AttachInfo &info, duckdb::AttachOptions &options);
+
+//! An export resolved from a locator, with the store it lives in (opened with the session's credentials).
+struct OpenedExport {
+	std::shared_ptr<ObjectStore> store;
+	RemoteLocator locator;
+	ResolvedExport resolved;
+};
+
+//! Checks the locator (invalid_locator; nothing is fetched for a refused one), then resolves it as a remote
+//! ATTACH does (ReadExport's refusals).
+OpenedExport OpenExport(duckdb::ClientContext &context, const std::string &path);
 
 //! `differential_remote_cache_size`: bytes as a plain number or with a unit ('1GB', '512MiB'); 0 is off.
 //! Throws invalid_argument for anything else.

@@ -17,6 +17,8 @@ duckdb::TableFunctionSet VerifyFunctions();
 duckdb::TableFunction RestoreFunction();
 duckdb::TableFunction CloneDatabaseFunction();
 duckdb::TableFunction ExportSnapshotFunction();
+duckdb::TableFunction EvictExportedFunction();
+duckdb::TableFunction RecoverExportFunction();
 duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();

@@ -152,7 +152,11 @@ void FileStore::LookupChunks(const std::vector<Hash256> &hashes, std::vector<Chu
 static void InsertChunksAndPages(SqliteDatabase &db, const std::vector<NewIndexPage> &new_pages,
                                  const std::vector<NewChunk> &new_chunks) {
 	auto chunk = db.Prepare(
-	    "INSERT OR IGNORE INTO chunks(hash, segment_id, payload_offset, length, crc32c) VALUES (?, ?, ?, ?, ?)");
+	    "INSERT INTO chunks(hash, segment_id, payload_offset, length, crc32c) VALUES (?, ?, ?, ?, ?) "
+	    // A chunk stored again after its eviction is local again (docs/FORMAT.md, evicted chunks).
+	    "ON CONFLICT(hash) DO UPDATE SET segment_id = excluded.segment_id, payload_offset = excluded.payload_offset, "
+	    "crc32c = excluded.crc32c "
+	    "WHERE chunks.segment_id = 0 AND excluded.segment_id <> 0");
 	for (auto &c : new_chunks) {
 		chunk.Reset();
 		chunk.BindBlob(1, c.hash.data(), c.hash.size())

@@ -140,6 +140,71 @@ std::unordered_map<Hash256, PackedChunk, Hash256Hasher> RemoteStore::KnownChunks
 	return out;
 }
 
+std::vector<StoredRemoteChunk> RemoteStore::ChunkCopies(const Hash256 &chunk) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(
+	    "SELECT store_url, pack_hash, pack_offset, length FROM remote_chunks WHERE chunk_hash = ? ORDER BY store_url");
+	stmt.BindBlob(1, chunk.data(), chunk.size());
+	std::vector<StoredRemoteChunk> out;
+	while (stmt.Step()) {
+		StoredRemoteChunk copy;
+		copy.store_url = stmt.Text(0);
+		copy.packed.chunk = chunk;
+		copy.packed.pack = HashFromBlob(stmt.Blob(1));
+		copy.packed.offset = static_cast<uint64_t>(stmt.Int(2));
+		copy.packed.length = static_cast<uint32_t>(stmt.Int(3));
+		out.push_back(std::move(copy));
+	}
+	return out;
+}
+
+std::vector<Hash256> RemoteStore::LocalChunksIn(const std::string &store_url) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT c.hash FROM chunks c JOIN remote_chunks r ON r.chunk_hash = c.hash "
+	                               "WHERE r.store_url = ? AND c.segment_id <> 0");
+	stmt.Bind(1, store_url);
+	std::vector<Hash256> out;
+	while (stmt.Step()) {
+		out.push_back(HashFromBlob(stmt.Blob(0)));
+	}
+	return out;
+}
+
+std::vector<std::vector<Hash256>> RemoteStore::RootsOutside(const std::string &store_url) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare(
+	    "WITH outside AS (SELECT database_id FROM databases WHERE data_path IS NULL OR data_path <> ?1) "
+	    "SELECT r.pages FROM branch_files f JOIN branches b USING (branch_id) JOIN roots r USING (root_id) "
+	    "WHERE b.database_id IN outside "
+	    "UNION ALL SELECT r.pages FROM snapshots s JOIN roots r USING (root_id) WHERE s.database_id IN outside");
+	stmt.Bind(1, store_url);
+	std::vector<std::vector<Hash256>> out;
+	while (stmt.Step()) {
+		out.push_back(SplitHashes(stmt.Blob(0)));
+	}
+	return out;
+}
+
+EvictionCounts RemoteStore::EvictChunks(const std::string &store_url, const std::vector<Hash256> &chunks) {
+	auto txn = core.Write();
+	auto stmt = txn.db.Prepare("UPDATE chunks SET segment_id = 0, payload_offset = 0 WHERE hash = ?1 AND "
+	                           "segment_id <> 0 AND EXISTS (SELECT 1 FROM remote_chunks r WHERE r.store_url = ?2 "
+	                           "AND r.chunk_hash = ?1) RETURNING length");
+	EvictionCounts counts;
+	for (auto &chunk : chunks) {
+		stmt.Reset();
+		stmt.BindBlob(1, chunk.data(), chunk.size()).Bind(2, store_url);
+		// Stepped to the end, so no statement is in progress at the commit.
+		while (stmt.Step()) {
+			counts.chunks++;
+			counts.bytes += static_cast<uint64_t>(stmt.Int(0));
+		}
+	}
+	stmt.Reset();
+	txn.Commit();
+	return counts;
+}
+
 void RemoteStore::RecordPack(const std::string &store_url, const std::vector<PackedChunk> &chunks) {
 	auto txn = core.Write();
 	auto stmt = txn.db.Prepare("INSERT OR REPLACE INTO remote_chunks(store_url, chunk_hash, pack_hash, pack_offset, "
@@ -228,6 +293,70 @@ void RemoteStore::RecordHead(const std::string &store_url, const std::string &da
 	    .Bind(6, head.etag)
 	    .Bind(7, NowMicros())
 	    .Run();
+	txn.Commit();
+}
+
+} // namespace differential
+
+namespace differential {
+
+static void InsertRecoveredChunks(SqliteDatabase &db, const RecoveredExport &recovered) {
+	// Chunks this repository stores already stay local; the others start out evicted (FORMAT.md §5.5).
+	// Their CRC32C is unknown without the bytes, and unused: evicted reads check the SHA-256.
+	auto chunk = db.Prepare(
+	    "INSERT OR IGNORE INTO chunks(hash, segment_id, payload_offset, length, crc32c) VALUES (?, 0, 0, ?, 0)");
+	auto remote = db.Prepare("INSERT OR IGNORE INTO remote_chunks(store_url, chunk_hash, pack_hash, pack_offset, "
+	                         "length) VALUES (?, ?, ?, ?, ?)");
+	for (auto &c : recovered.chunks) {
+		chunk.Reset();
+		chunk.BindBlob(1, c.chunk.data(), c.chunk.size()).Bind(2, static_cast<int64_t>(c.length)).Run();
+		remote.Reset();
+		remote.Bind(1, recovered.store_url)
+		    .BindBlob(2, c.chunk.data(), c.chunk.size())
+		    .BindBlob(3, c.pack.data(), c.pack.size())
+		    .Bind(4, static_cast<int64_t>(c.offset))
+		    .Bind(5, static_cast<int64_t>(c.length))
+		    .Run();
+	}
+	auto page = db.Prepare("INSERT OR IGNORE INTO index_pages(hash, slots) VALUES (?, ?)");
+	for (auto &p : recovered.new_pages) {
+		page.Reset();
+		page.BindBlob(1, p.hash.data(), p.hash.size()).BindBlob(2, p.slots.data(), p.slots.size()).Run();
+	}
+}
+
+void RemoteStore::RecoverDatabase(const RecoveredExport &recovered) {
+	auto txn = core.Write();
+	auto &db = txn.db;
+	auto exists = db.Prepare("SELECT 1 FROM databases WHERE database_name = ?");
+	exists.Bind(1, recovered.database);
+	if (exists.Step()) {
+		Fail(ErrorKind::CONFLICT, "database_exists",
+		     "Database " + QuoteName(recovered.database) +
+		         " already exists. Recover into a new name, or drop it first with differential_drop_database('" +
+		         recovered.database + "').");
+	}
+	auto now = NowMicros();
+	db.Prepare("INSERT INTO databases(database_name, database_uuid, created_at_us, data_path, export_from_snapshot) "
+	           "VALUES (?, ?, ?, ?, 1)")
+	    .Bind(1, recovered.database)
+	    .Bind(2, NewUuid())
+	    .Bind(3, now)
+	    .Bind(4, recovered.store_url)
+	    .Run();
+	auto database_id = db.LastInsertRowId();
+	db.Prepare("INSERT INTO branches(database_id, branch_name, created_at_us) VALUES (?, 'main', ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, now)
+	    .Run();
+	auto branch_id = db.LastInsertRowId();
+	InsertRecoveredChunks(db, recovered);
+	auto blob = JoinHashes(recovered.pages.data(), recovered.pages.size());
+	db.Prepare("INSERT INTO roots(file_length, pages) VALUES (?, ?)")
+	    .Bind(1, static_cast<int64_t>(recovered.length))
+	    .BindBlob(2, blob.data(), blob.size())
+	    .Run();
+	SetBranchRoot(txn, branch_id, db.LastInsertRowId(), recovered.length);
 	txn.Commit();
 }
 

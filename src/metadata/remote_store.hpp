@@ -4,6 +4,7 @@
 
 #include "common/hash.hpp"
 #include "metadata/metadata_core.hpp"
+#include "storage/file_catalog.hpp"
 #include "storage/remote_image.hpp"
 
 #include <optional>
@@ -37,6 +38,29 @@ struct PublishedHead {
 	int64_t snapshot_id = 0;
 	Hash256 descriptor {};
 	std::string etag;
+};
+
+//! A chunk as one object store holds it (for reading an evicted chunk back).
+struct StoredRemoteChunk {
+	std::string store_url;
+	PackedChunk packed;
+};
+
+//! What an eviction dropped locally.
+struct EvictionCounts {
+	uint64_t chunks = 0;
+	uint64_t bytes = 0;
+};
+
+//! An export imported as a new local database (differential_recover_export): its chunk map in local index
+//! pages, and where the store holds each chunk.
+struct RecoveredExport {
+	std::string database;
+	std::string store_url;
+	uint64_t length = 0;
+	std::vector<Hash256> pages;
+	std::vector<NewIndexPage> new_pages;
+	std::vector<PackedChunk> chunks;
 };
 
 class RemoteStore {
@@ -74,6 +98,20 @@ public:
 	//! Records the chunks of one uploaded pack, in one transaction.
 	void RecordPack(const std::string &store_url, const std::vector<PackedChunk> &chunks);
 	bool HasObject(const std::string &store_url, const std::string &key);
+	//! Every store that holds the chunk, with where it lies there.
+	std::vector<StoredRemoteChunk> ChunkCopies(const Hash256 &chunk);
+	//! Chunks stored locally (not evicted) that `store_url` holds.
+	std::vector<Hash256> LocalChunksIn(const std::string &store_url);
+	//! The index-page lists of every branch file and snapshot of the databases whose DATA_PATH is not
+	//! `store_url` (none or another): the chunks they reach must stay local.
+	std::vector<std::vector<Hash256>> RootsOutside(const std::string &store_url);
+	//! Marks the chunks evicted (segment 0, docs/FORMAT.md) in one transaction, where they are still local
+	//! and `store_url` still holds them; cleanup then reclaims their segment space.
+	EvictionCounts EvictChunks(const std::string &store_url, const std::vector<Hash256> &chunks);
+	//! Creates the database with a main branch whose file is the export's image, every chunk not stored
+	//! locally recorded as evicted, and the store as its DATA_PATH (exports from snapshot 1), in one
+	//! transaction; database_exists (nothing written) when the name is taken.
+	void RecoverDatabase(const RecoveredExport &recovered);
 	//! The key of the last deletion journal record of the store this repository has applied ("" for none).
 	std::string DeletionsSeen(const std::string &store_url);
 	//! Forgets objects remote cleanup deleted (packs: their chunks; other keys: the object) and records

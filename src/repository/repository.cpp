@@ -4,6 +4,8 @@
 
 #include "common/errors.hpp"
 #include "common/names.hpp"
+#include "repository/evicted_chunk_reader.hpp"
+#include "storage/remote_cache.hpp"
 
 #include <cerrno>
 #include <climits>
@@ -75,8 +77,11 @@ std::shared_ptr<Repository> OpenRepository(const std::string &root_p) {
 	repo->root = root;
 	repo->metadata = std::make_shared<MetadataStore>(root);
 	// Storage sees only the file catalog it declares; the alias keeps the whole metadata alive with it.
-	repo->storage =
-	    std::make_shared<RepositoryStorage>(root, std::shared_ptr<FileCatalog>(repo->metadata, &repo->metadata->files));
+	// Evicted chunks share the process's memory cache with remote attachments (both keyed by SHA-256).
+	auto evicted = std::make_shared<EvictedChunkReader>(
+	    repo->metadata, std::make_shared<RemoteCache>(MemoryContentCache::Process(), nullptr));
+	repo->storage = std::make_shared<RepositoryStorage>(
+	    root, std::shared_ptr<FileCatalog>(repo->metadata, &repo->metadata->files), std::move(evicted));
 	(*open)[root] = repo;
 	return repo;
 }

@@ -78,15 +78,16 @@ void ChunkedFile::CollectUnpublishedLocked(std::set<uint64_t> &out) {
 
 void ChunkedFile::ReadChunk(const Chunk &chunk, uint8_t *out) {
 	try {
-		storage->segments.Read(chunk.location, out);
+		storage->ReadChunk(chunk.hash, chunk.location, out);
 	} catch (DifferentialError &error) {
 		if (error.code != "missing_segment") {
 			throw;
 		}
-		// Cleanup may have moved the chunk to another segment: its hash says where it is now.
+		// Cleanup may have moved the chunk to another segment, or removed it after an eviction: its hash
+		// says where it is now (segment 0: in the store it was exported to).
 		std::vector<ChunkLocation> moved;
 		storage->catalog->LookupChunks({chunk.hash}, moved);
-		storage->segments.Read(moved[0], out);
+		storage->ReadChunk(chunk.hash, moved[0], out);
 	}
 }
 

@@ -304,8 +304,8 @@ int64_t DiffFileSystem::OpenHandleCount(const std::string &owner_key) {
 }
 
 void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
-	// Remote reads fetch (and log their requests); local reads log nothing.
-	auto log = AsDiff(handle).remote ? RouteLogs() : InstanceLogScope(nullptr);
+	// Remote reads, and local reads of chunks evicted after an export, fetch and log their requests.
+	auto log = RouteLogs();
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), location);
@@ -329,7 +329,7 @@ void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, i
 }
 
 int64_t DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes) {
-	auto log = AsDiff(handle).remote ? RouteLogs() : InstanceLogScope(nullptr);
+	auto log = RouteLogs();
 	return Translated([&]() {
 		auto &h = AsDiff(handle);
 		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), h.position);

@@ -1,11 +1,28 @@
 // Chunk deduplication within a process; the metadata's chunk table dedups across processes.
 #include "storage/repository_storage.hpp"
 
+#include "common/errors.hpp"
+
 namespace differential {
 
-RepositoryStorage::RepositoryStorage(std::string root_p, std::shared_ptr<FileCatalog> catalog_p)
+RepositoryStorage::RepositoryStorage(std::string root_p, std::shared_ptr<FileCatalog> catalog_p,
+                                     std::shared_ptr<EvictedChunkSource> evicted_p)
     : root(std::move(root_p)), catalog(std::move(catalog_p)),
-      segments(root + "/segments", [this]() { return catalog->AllocateSegment(); }) {
+      segments(root + "/segments", [this]() { return catalog->AllocateSegment(); }), evicted(std::move(evicted_p)) {
+}
+
+void RepositoryStorage::ReadChunk(const Hash256 &hash, const ChunkLocation &location, uint8_t *out) {
+	if (location.segment_id != EVICTED_SEGMENT) {
+		segments.Read(location, out);
+		return;
+	}
+	if (!evicted) {
+		Fail(ErrorKind::IO, "chunk_evicted",
+		     "Chunk " + HashToHex(hash) +
+		         " was evicted after an export and this process cannot fetch it back. "
+		         "Read it through a session that loaded the differential extension.");
+	}
+	evicted->Read(hash, location.length, out);
 }
 
 ChunkLocation RepositoryStorage::StoreChunk(const void *data, uint32_t size, const Hash256 &hash) {

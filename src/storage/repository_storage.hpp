@@ -2,6 +2,7 @@
 // this process already knows, so a chunk written twice is stored once.
 #pragma once
 
+#include "storage/evicted_chunks.hpp"
 #include "storage/file_catalog.hpp"
 #include "storage/segment_store.hpp"
 
@@ -14,11 +15,17 @@ namespace differential {
 
 class RepositoryStorage {
 public:
-	RepositoryStorage(std::string root, std::shared_ptr<FileCatalog> catalog);
+	RepositoryStorage(std::string root, std::shared_ptr<FileCatalog> catalog,
+	                  std::shared_ptr<EvictedChunkSource> evicted = nullptr);
 
 	const std::string root;
 	const std::shared_ptr<FileCatalog> catalog;
 	SegmentStore segments;
+	//! Reads chunks evicted after an export (null: none can be read, e.g. in unit tests).
+	const std::shared_ptr<EvictedChunkSource> evicted;
+
+	//! Reads a chunk's stored bytes from its segment, or from the store it was exported to when evicted.
+	void ReadChunk(const Hash256 &hash, const ChunkLocation &location, uint8_t *out);
 
 	//! Stores a chunk unless an identical one is already known; returns where it lives.
 	ChunkLocation StoreChunk(const void *data, uint32_t size, const Hash256 &hash);

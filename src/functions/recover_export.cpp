@@ -1,0 +1,90 @@
+// differential_recover_export(locator, new_name): a new writable local database from an export, read lazily:
+// its chunk map is imported without downloading a chunk (all start out evicted and are fetched on demand),
+// its DATA_PATH is the export's store (so its snapshots reuse the packs), and snapshot 1 is taken of it.
+#include "catalog/database_export.hpp"
+#include "catalog/remote_attach.hpp"
+#include "common/errors.hpp"
+#include "common/names.hpp"
+#include "export/data_path.hpp"
+#include "functions/attached_catalog.hpp"
+#include "functions/rows_function.hpp"
+#include "functions/sql_functions.hpp"
+#include "repository/evicted_chunk_reader.hpp"
+#include "storage/chunk_geometry.hpp"
+#include "storage/index_page.hpp"
+
+#include <algorithm>
+
+namespace differential {
+
+using namespace duckdb;
+
+//! The image's chunk map as local index pages, and its chunks (holes left out).
+static RecoveredExport ImportImage(const std::string &database, const std::string &store_url,
+                                   const RemoteImage &image) {
+	RecoveredExport recovered;
+	recovered.database = database;
+	recovered.store_url = store_url;
+	recovered.length = image.length;
+	auto count = std::min<uint64_t>(ChunkCount(image.length), image.chunks.size());
+	for (uint64_t first = 0; first < count; first += SLOTS_PER_INDEX_PAGE) {
+		std::vector<Hash256> slots;
+		for (auto i = first; i < std::min<uint64_t>(count, first + SLOTS_PER_INDEX_PAGE); i++) {
+			auto &chunk = image.chunks[i];
+			slots.push_back(chunk.IsHole() ? Hash256 {} : chunk.chunk);
+			if (!chunk.IsHole()) {
+				recovered.chunks.push_back(chunk);
+			}
+		}
+		NewIndexPage page;
+		page.slots = EncodeIndexPage(slots);
+		page.hash = Sha256(page.slots.data(), page.slots.size());
+		recovered.pages.push_back(page.hash);
+		recovered.new_pages.push_back(std::move(page));
+	}
+	return recovered;
+}
+
+static Rows Recover(ClientContext &context, const std::string &locator, const std::string &name) {
+	auto repository = CurrentRepository(context);
+	auto &metadata = *repository->metadata;
+	if (metadata.history.FindDatabase(name)) {
+		Fail(ErrorKind::CONFLICT, "database_exists",
+		     "Database " + QuoteName(name) +
+		         " already exists. Recover into a new name, or drop it first with "
+		         "differential_drop_database('" +
+		         name + "').");
+	}
+	auto opened = OpenExport(context, locator);
+	auto store_url = CanonicalDataPath(opened.locator.store_url);
+	auto recovered = ImportImage(name, store_url, opened.resolved.image);
+	metadata.remote.RecoverDatabase(recovered);
+	RegisterEvictionStore(store_url, opened.store, PACKS_PREFIX);
+	auto snapshot = metadata.history.CreateSnapshot(name, "main", SnapshotRequest());
+	// Snapshot 1 is durable locally; its export uploads no chunk (the store holds them all), only its
+	// index pages, descriptor, commit record and head.
+	ExportDatabase(context, *repository, name);
+	return Rows {{Value(name), Value::BIGINT(snapshot.snapshot_id), Value::BIGINT(int64_t(recovered.length)),
+	              Value::BIGINT(int64_t(recovered.chunks.size())), Value(store_url)}};
+}
+
+static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
+                                     vector<Identifier> &names) {
+	auto locator = StringArgument(input, 0, "export locator");
+	auto name = StringArgument(input, 1, "new database name");
+	ValidateName("database", name);
+	return BindRows(
+	    {{"database_name", LogicalType::VARCHAR},
+	     {"snapshot_id", LogicalType::BIGINT},
+	     {"length", LogicalType::BIGINT},
+	     {"chunks", LogicalType::BIGINT},
+	     {"data_path", LogicalType::VARCHAR}},
+	    [locator, name](ClientContext &context) { return Recover(context, locator, name); }, types, names);
+}
+
+TableFunction RecoverExportFunction() {
+	return MakeRowsFunction("differential_recover_export", {LogicalType::VARCHAR, LogicalType::VARCHAR},
+	                        TranslatedBind<Bind>);
+}
+
+} // namespace differential

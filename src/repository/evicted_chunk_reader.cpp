@@ -1,0 +1,95 @@
+// Evicted chunks come back with one ranged GET of their pack, are verified against their SHA-256 before
+// anyone sees them, and are kept in the remote caches, so a scan fetches each chunk once.
+#include "repository/evicted_chunk_reader.hpp"
+
+#include "common/errors.hpp"
+#include "storage/remote_fetch.hpp"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace differential {
+
+namespace {
+
+struct RegisteredStore {
+	std::shared_ptr<ObjectStore> store;
+	std::string pack_prefix;
+};
+
+std::mutex registry_lock;
+std::map<std::string, RegisteredStore> &Registry() {
+	// Never destroyed: stores may still be used by readers while the process exits.
+	static auto *registry = new std::map<std::string, RegisteredStore>();
+	return *registry;
+}
+
+bool FindStore(const std::string &store_url, RegisteredStore &out) {
+	std::lock_guard<std::mutex> guard(registry_lock);
+	auto it = Registry().find(store_url);
+	if (it == Registry().end()) {
+		return false;
+	}
+	out = it->second;
+	return true;
+}
+
+} // namespace
+
+void RegisterEvictionStore(const std::string &store_url, std::shared_ptr<ObjectStore> store,
+                           const std::string &pack_prefix) {
+	std::lock_guard<std::mutex> guard(registry_lock);
+	Registry()[store_url] = {std::move(store), pack_prefix};
+}
+
+EvictedChunkReader::EvictedChunkReader(std::shared_ptr<MetadataStore> metadata_p, std::shared_ptr<ContentCache> cache_p)
+    : metadata(std::move(metadata_p)), cache(std::move(cache_p)) {
+}
+
+static void CopyOut(const std::string &bytes, uint32_t length, uint8_t *out) {
+	std::memcpy(out, bytes.data(), std::min<size_t>(bytes.size(), length));
+}
+
+void EvictedChunkReader::Read(const Hash256 &hash, uint32_t length, uint8_t *out) {
+	std::string bytes;
+	if (cache->Lookup(hash, bytes) && bytes.size() == length) {
+		CopyOut(bytes, length, out);
+		return;
+	}
+	auto copies = metadata->remote.ChunkCopies(hash);
+	std::string stores;
+	for (auto &copy : copies) {
+		RegisteredStore registered;
+		if (!FindStore(copy.store_url, registered)) {
+			stores += (stores.empty() ? "" : ", ") + copy.store_url;
+			continue;
+		}
+		auto key = registered.pack_prefix + HashToHex(copy.packed.pack);
+		auto result = LoggedGet(*registered.store, key, ByteRange {copy.packed.offset, copy.packed.length});
+		if (result.outcome.status != ObjectStatus::OK) {
+			FailRemote(result.outcome, *registered.store, "reading evicted chunk " + HashToHex(hash) + " from " + key);
+		}
+		if (result.data.size() != length || Sha256(result.data.data(), result.data.size()) != hash) {
+			Fail(ErrorKind::IO, "corrupt_chunk",
+			     "Evicted chunk " + HashToHex(hash) + " (bytes " + std::to_string(copy.packed.offset) + "+" +
+			         std::to_string(copy.packed.length) + " of " + key + " at " + registered.store->Describe() +
+			         ") does not match its SHA-256. The object in the store is damaged: restore it from a copy; "
+			         "nothing was returned.");
+		}
+		cache->Insert(hash, result.data);
+		CopyOut(result.data, length, out);
+		return;
+	}
+	if (copies.empty()) {
+		Fail(ErrorKind::IO, "missing_chunk",
+		     "Chunk " + HashToHex(hash) +
+		         " was evicted, but no store is recorded to hold it. Run differential_verify().");
+	}
+	Fail(ErrorKind::INVALID_INPUT, "evicted_chunk_unreachable",
+	     "Chunk " + HashToHex(hash) + " was evicted after an export to " + stores +
+	         ", and this process has not opened that store. Attach the database with its DATA_PATH ('" +
+	         copies[0].store_url + "'), with a TYPE s3 secret whose scope covers it, before reading.");
+}
+
+} // namespace differential

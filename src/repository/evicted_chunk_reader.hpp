@@ -1,0 +1,30 @@
+// Reads chunks evicted after an S3 export back from the packs of the store that holds them: the stores
+// come from a process registry that ATTACH and exports fill (they have the session's credentials).
+#pragma once
+
+#include "metadata/metadata_store.hpp"
+#include "storage/content_cache.hpp"
+#include "storage/evicted_chunks.hpp"
+#include "storage/object_store.hpp"
+
+#include <memory>
+#include <string>
+
+namespace differential {
+
+//! Makes `store` the one this process reads evicted chunks of `store_url` from; pack `p` is the object
+//! `pack_prefix + hex(p)`. A later registration of the same URL replaces it (fresher credentials).
+void RegisterEvictionStore(const std::string &store_url, std::shared_ptr<ObjectStore> store,
+                           const std::string &pack_prefix);
+
+class EvictedChunkReader : public EvictedChunkSource {
+public:
+	EvictedChunkReader(std::shared_ptr<MetadataStore> metadata, std::shared_ptr<ContentCache> cache);
+	void Read(const Hash256 &hash, uint32_t length, uint8_t *out) override;
+
+private:
+	std::shared_ptr<MetadataStore> metadata;
+	std::shared_ptr<ContentCache> cache;
+};
+
+} // namespace differential

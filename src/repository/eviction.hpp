@@ -1,0 +1,16 @@
+// Local payload eviction for S3 databases: chunks their DATA_PATH holds are dropped locally (their rows
+// say "evicted"), cleanup reclaims the segment space, and reads fetch them back verified.
+#pragma once
+
+#include "repository/repository.hpp"
+
+#include <string>
+
+namespace differential {
+
+//! Evicts the chunks the database's DATA_PATH holds that no database with another DATA_PATH (or none)
+//! reaches. Throws no_data_path for a database without one. The segment space comes back at the next
+//! differential_cleanup_old_files.
+EvictionCounts EvictExported(Repository &repository, const std::string &database);
+
+} // namespace differential

@@ -6,6 +6,8 @@
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
+#include "common/duckdb_logging.hpp"
+#include "common/logging.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
 #include "duckdb/main/client_context.hpp"
@@ -179,7 +181,9 @@ static void RegisterStoreForEvictedReads(ClientContext &context, Repository &rep
 	}
 	try {
 		RegisterEvictionStore(data_path->store_url, OpenObjectStore(context, data_path->store_url), PACKS_PREFIX);
-	} catch (DifferentialError &) {
+	} catch (DifferentialError &error) {
+		DuckDBLogScope log(context);
+		LogWarning("eviction_store_unavailable", database + ": " + error.what());
 	}
 }
 

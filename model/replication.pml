@@ -162,7 +162,12 @@ inline apply(p) {
      fi
   :: rq_kind[p] == RQ_HEAD ->
      if
-     :: head_v == rq_b[p] -> head_c = rq_a[p]; head_v++; result = R_OK
+#ifdef MUTANT_UNCONDITIONAL_HEAD_PUT
+     :: true ->              /* without If-Match: the head may even move backward */
+#else
+     :: head_v == rq_b[p] ->
+#endif
+        head_c = rq_a[p]; head_v++; result = R_OK
      :: else -> result = R_412
      fi
   fi
@@ -350,6 +355,10 @@ proctype Follower() {
         if
         :: done_l && done_s -> break
         :: else -> skip                       /* 404: nothing new this interval */
+#ifdef MUTANT_FOLLOWER_JUMPS
+        :: head_c > c -> c = head_c; k = 0    /* the guard removed: jump to the head's newer chain
+                                                 instead of reading on to the seal */
+#endif
         fi
      :: IS_SEAL(v) && c + 1 < NC -> c++; k = 0
      :: IS_SEAL(v) && c + 1 >= NC -> break

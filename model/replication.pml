@@ -10,8 +10,10 @@
    interleaving: a process may be paused anywhere), or loses it. Either way the response can be lost
    too, and a sender may stop waiting (time out) while its request is still in flight: it then does
    not know whether the request landed, and may only learn it by a GET. A sender's next request
-   waits until the previous one is delivered or lost; a retry sends the same bytes, so two in-flight
-   copies would leave the store no other state than one copy landing first does. */
+   waits until the previous one is delivered or lost. That loses no behaviour: a sender's next
+   request to the same key carries the same bytes or more (its first bytes the same), so of two in
+   flight, whichever lands first leaves a state this model reaches by delivering the older one (or
+   losing it) just before the newer one is sent; the sender decides nothing in between. */
 #define RQ_NONE  0
 #define RQ_EPOCH 1   /* PUT epochs/<db>/<branch>/<chain>/<seq>, If-None-Match: * (create-only) */
 #define RQ_HEAD  2   /* PUT heads/<db>/<branch>, If-Match: <the ETag the sender read> */

@@ -4,7 +4,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # chromium: the review page's browser tests drive Debian's build (Playwright with executable_path).
-APT_PACKAGES=(cmake ninja-build ccache g++ libsqlite3-dev libssl-dev libgtest-dev clang-format chromium)
+# spin: the model checker of the replication protocol (scripts/model_check.sh, model/).
+APT_PACKAGES=(cmake ninja-build ccache g++ libsqlite3-dev libssl-dev libgtest-dev clang-format chromium spin)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

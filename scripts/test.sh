@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Sets everything up, builds, and runs every test: the GoogleTest units, then pytest against the
-# pinned DuckDB wheel with the extension loaded. Extra arguments go to pytest.
+# Sets everything up, builds, and runs every test: the replication protocol's model check (spin),
+# the GoogleTest units, then pytest against the pinned DuckDB wheel with the extension loaded.
+# Extra arguments go to pytest.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
+
+log "model-checking the replication protocol (model/replication.pml)"
+bash "$REPO_ROOT/scripts/model_check.sh"
+
 bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension differential_shell
 
 # Per checkout: CMake ties a build tree to one source directory (CI clones elsewhere).

@@ -220,10 +220,12 @@ TEST(RemoteRead, ThreadsReadingTheSameChunksFetchEachOnce) {
 	std::atomic<int> wrong {0};
 	for (int t = 0; t < 8; t++) {
 		threads.emplace_back([&, t]() {
-			// Each thread reads every chunk, starting at a different one, one block at a time as DuckDB does.
+			// Each thread reads every chunk (the short last one too: whether read-ahead brings it along
+			// depends on the interleaving), starting at a different one, one block at a time as DuckDB does.
 			std::string out(CHUNK_SIZE, 'x');
-			for (uint64_t i = 0; i < 41; i++) {
-				auto index = (i + t * 5) % 41;
+			const uint64_t count = ChunkCount(f.file.size());
+			for (uint64_t i = 0; i < count; i++) {
+				auto index = (i + t * 5) % count;
 				auto n = remote->Read(&out[0], out.size(), ChunkStart(index));
 				wrong += out.substr(0, n) != f.file.substr(ChunkStart(index), n);
 			}

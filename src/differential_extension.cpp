@@ -70,6 +70,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::CreateBranchFunction());
 	loader.RegisterFunction(differential::BranchesFunction());
 	loader.RegisterFunction(differential::DatabasesFunction());
+	loader.RegisterFunction(differential::FollowersFunction());
 	loader.RegisterFunction(differential::SnapshotsFunction());
 	loader.RegisterFunction(differential::VerifyFunctions());
 	loader.RegisterFunction(differential::RestoreFunction());

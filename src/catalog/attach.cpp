@@ -3,6 +3,7 @@
 #include "catalog/attach.hpp"
 
 #include "catalog/differential_catalog.hpp"
+#include "catalog/follower_catalog.hpp"
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
@@ -91,6 +92,11 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			request.snapshot_id = SnapshotOption(option.second);
 		} else if (key == "data_path") {
 			request.data_path = CanonicalDataPath(StringOption("data_path", option.second));
+		} else if (key == "follow" || key == "follow_interval") {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+			     "ATTACH option " + StringUtil::Upper(key) + " follows an exported branch head, and '" + path +
+			         "' is a local database. Attach 'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>' "
+			         "with FOLLOW true instead, or remove the option.");
 		} else if (REMOTE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "not_supported",
 			     "ATTACH option " + StringUtil::Upper(key) +
@@ -219,7 +225,10 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 }
 
 static unique_ptr<TransactionManager> CreateTransactionManager(optional_ptr<StorageExtensionInfo>, AttachedDatabase &db,
-                                                               Catalog &) {
+                                                               Catalog &catalog) {
+	if (auto follower = dynamic_cast<FollowerCatalog *>(&catalog)) {
+		return make_uniq<FollowerTransactionManager>(db, *follower);
+	}
 	return make_uniq<DuckTransactionManager>(db);
 }
 

@@ -36,5 +36,6 @@ duckdb::TableFunction AbortMergeFunction();
 duckdb::TableFunction MergeResolutionsFunction();
 duckdb::TableFunction MergeStatusFunction();
 duckdb::TableFunction DiffFunction();
+duckdb::TableFunction FollowersFunction();
 
 } // namespace differential

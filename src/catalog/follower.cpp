@@ -1,0 +1,219 @@
+// The follower's poller (see follower.hpp). The thread touches only the object store and this object's
+// state, never DuckDB's catalog: opening a state is done by the catalog on a user's thread, so nothing
+// the thread does can race with DETACH or with the database instance shutting down.
+#include "catalog/follower.hpp"
+
+#include "common/duckdb_logging.hpp"
+#include "common/errors.hpp"
+#include "remote/export_reader.hpp"
+#include "remote/remote_journal.hpp"
+#include "storage/remote_cache.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <pthread.h>
+
+namespace differential {
+
+static std::mutex &RegistryLock() {
+	static std::mutex lock;
+	return lock;
+}
+
+static std::vector<std::weak_ptr<Follower>> &Registry() {
+	static std::vector<std::weak_ptr<Follower>> followers;
+	return followers;
+}
+
+Follower::Follower(duckdb::DatabaseInstance &db, std::shared_ptr<CountingObjectStore> store, RemoteLocator head,
+                   std::string alias, std::string head_url, double interval_seconds, FollowState initial,
+                   std::string etag)
+    : db(db), store(std::move(store)), head(std::move(head)), alias(std::move(alias)), head_url(std::move(head_url)),
+      interval_seconds(interval_seconds), newest(initial), etag(std::move(etag)) {
+	last_check_ms = last_ok_ms = NowUnixMs();
+}
+
+Follower::~Follower() {
+	Stop();
+}
+
+void Follower::Start(const std::shared_ptr<Follower> &self) {
+	{
+		std::lock_guard<std::mutex> guard(RegistryLock());
+		Registry().push_back(self);
+	}
+	thread = std::thread([this]() {
+		// Named so that a test (or top -H) can see that no poller outlives its attachment.
+		pthread_setname_np(pthread_self(), "diff-follow");
+		Run();
+	});
+}
+
+void Follower::Stop() {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		stopping = true;
+	}
+	wake.notify_all();
+	if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) {
+		thread.join();
+	}
+	std::lock_guard<std::mutex> guard(RegistryLock());
+	auto &followers = Registry();
+	followers.erase(std::remove_if(followers.begin(), followers.end(),
+	                               [this](const std::weak_ptr<Follower> &entry) {
+		                               auto follower = entry.lock();
+		                               return !follower || follower.get() == this;
+	                               }),
+	                followers.end());
+}
+
+std::vector<std::shared_ptr<Follower>> Follower::Registered() {
+	std::lock_guard<std::mutex> guard(RegistryLock());
+	std::vector<std::shared_ptr<Follower>> result;
+	for (auto &entry : Registry()) {
+		if (auto follower = entry.lock()) {
+			result.push_back(std::move(follower));
+		}
+	}
+	return result;
+}
+
+FollowState Follower::Newest() const {
+	std::lock_guard<std::mutex> guard(lock);
+	return newest;
+}
+
+FollowerStatus Follower::Status() const {
+	FollowerStatus status;
+	status.alias = alias;
+	status.head_url = head_url;
+	status.follows = "snapshots";
+	status.interval_seconds = interval_seconds;
+	status.requests = store->Requests();
+	std::lock_guard<std::mutex> guard(lock);
+	status.state = newest;
+	status.last_check_ms = last_check_ms;
+	status.last_ok_ms = last_ok_ms;
+	status.last_error = last_error;
+	return status;
+}
+
+std::string Follower::DescriptorLocator(const Hash256 &descriptor) const {
+	return head.store_url + DescriptorKey(descriptor);
+}
+
+void Follower::Run() {
+	// A fixed cadence: checks start one interval apart however long each took, so an idle follower makes
+	// exactly one request per interval; after a stall (a slow store) it does not try to catch up.
+	auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+	    std::chrono::duration<double>(interval_seconds));
+	auto due = std::chrono::steady_clock::now() + interval;
+	std::unique_lock<std::mutex> guard(lock);
+	while (!stopping) {
+		wake.wait_until(guard, due, [this]() { return stopping; });
+		if (stopping) {
+			break;
+		}
+		guard.unlock();
+		CheckOnce();
+		guard.lock();
+		due += interval;
+		auto now = std::chrono::steady_clock::now();
+		if (due <= now) {
+			due = now + interval;
+		}
+	}
+}
+
+//! The refusal a failed check records: the store's own error, or a head that vanished.
+static std::string CheckError(const GetResult &result, const ObjectStore &store, const std::string &key,
+                              int64_t snapshot_id) {
+	try {
+		if (result.outcome.status == ObjectStatus::NOT_FOUND) {
+			Fail(ErrorKind::NOT_FOUND, "head_not_found",
+			     "The branch head " + key + " is gone from " + store.Describe() + " (" + result.outcome.detail +
+			         "). The follower keeps reading snapshot " + std::to_string(snapshot_id) +
+			         "; re-export the branch, or DETACH the follower.");
+		}
+		FailRemote(result.outcome, store, "checking the branch head " + key);
+	} catch (DifferentialError &error) {
+		return error.what();
+	}
+	return "";
+}
+
+void Follower::CheckOnce() {
+	DuckDBLogScope log(db);
+	LogTimer timer;
+	std::string known;
+	int64_t snapshot_id;
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		known = etag;
+		snapshot_id = newest.snapshot_id;
+	}
+	auto key = head.Key();
+	std::optional<std::string> error;
+	std::string outcome = "unchanged";
+	try {
+		auto result = store->GetIfNoneMatch(key, known);
+		if (!result.outcome.Ok()) {
+			error = CheckError(result, *store, key, snapshot_id);
+		} else if (!result.not_modified) {
+			BranchHead decoded;
+			std::string why;
+			if (!DecodeHead(result.data, decoded, why) || decoded.database != head.database ||
+			    decoded.branch != head.branch) {
+				Fail(ErrorKind::IO, "corrupt_head",
+				     "The branch head " + key + " at " + store->Describe() + " is not a head of that branch" +
+				         (why.empty() ? std::string() : ": " + why) + ". The follower keeps reading snapshot " +
+				         std::to_string(snapshot_id) + "; re-export the branch.");
+			}
+			Adopt(decoded, result.etag);
+			outcome = "snapshot " + std::to_string(decoded.snapshot_id);
+		}
+	} catch (std::exception &failure) {
+		// Nothing a check meets stops the follower: it keeps its state and reports the error until a check works.
+		error = failure.what();
+	}
+	auto now = NowUnixMs();
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		last_check_ms = now;
+		if (!error) {
+			last_ok_ms = now;
+		}
+		last_error = error;
+	}
+	if (error) {
+		LogWarning("follow_check", alias + " (" + head_url + "): " + *error);
+	} else {
+		LogEvent("follow_check", timer.ElapsedMs(), alias + " (" + head_url + "): " + outcome);
+	}
+}
+
+void Follower::Adopt(const BranchHead &decoded, const std::string &new_etag) {
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		if (decoded.descriptor == newest.descriptor) {
+			etag = new_etag;
+			return;
+		}
+	}
+	// Resolve the whole export before publishing it: a state is offered only once its descriptor and index
+	// pages verified. They land in the process cache, so opening the state fetches none of them again.
+	RemoteLocator locator;
+	locator.kind = RemoteLocator::Kind::DESCRIPTOR;
+	locator.store_url = head.store_url;
+	locator.descriptor = decoded.descriptor;
+	RemoteCache cache(MemoryContentCache::Process(), nullptr);
+	auto resolved = ReadExport(*store, locator, cache);
+	std::lock_guard<std::mutex> guard(lock);
+	newest.generation++;
+	newest.descriptor = decoded.descriptor;
+	newest.snapshot_id = resolved.descriptor.snapshot_id;
+	etag = new_etag;
+}
+
+} // namespace differential

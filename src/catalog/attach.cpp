@@ -227,7 +227,8 @@ static void CheckShipping(Repository &repository, const AttachRequest &request, 
 		     "SHIP_WAL and SHIP_INTERVAL apply to a writable attachment of a branch; this one is read-only. Remove "
 		     "them, or attach the branch read-write to change its shipping (nothing was changed).");
 	}
-	auto stored = repository.metadata->shipping.Settings(request.database);
+	bool exists = repository.metadata->history.FindDatabase(request.database).has_value();
+	auto stored = exists ? repository.metadata->shipping.Settings(request.database) : std::nullopt;
 	auto mode = request.ship_wal ? *request.ship_wal : (stored ? stored->mode : std::string("off"));
 	if (mode == "off") {
 		if (request.ship_interval && !request.ship_wal) {
@@ -237,7 +238,7 @@ static void CheckShipping(Repository &repository, const AttachRequest &request, 
 		}
 		return;
 	}
-	if (!request.data_path && !repository.metadata->remote.DataPath(request.database)) {
+	if (!request.data_path && !(exists && repository.metadata->remote.DataPath(request.database))) {
 		Fail(ErrorKind::INVALID_INPUT, "data_path_required",
 		     "SHIP_WAL '" + mode + "' ships the WAL to the database's DATA_PATH, and " + QuoteName(request.database) +
 		         " has none. Add DATA_PATH 's3://bucket/prefix/' to this ATTACH (nothing was changed).");

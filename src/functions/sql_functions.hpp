@@ -19,6 +19,8 @@ duckdb::TableFunction CloneDatabaseFunction();
 duckdb::TableFunction ExportSnapshotFunction();
 duckdb::TableFunction EvictExportedFunction();
 duckdb::TableFunction RecoverExportFunction();
+duckdb::TableFunction RecoverBranchFunction();
+duckdb::TableFunction ShippingFunction();
 duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();

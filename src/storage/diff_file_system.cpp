@@ -6,6 +6,7 @@
 #include "common/names.hpp"
 #include "storage/branch_lock.hpp"
 #include "storage/remote_file.hpp"
+#include "storage/sync_observer.hpp"
 
 namespace differential {
 
@@ -368,12 +369,57 @@ void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 	});
 }
 
+static std::mutex observer_lock;
+static std::shared_ptr<SyncObserver> &ObserverSlot() {
+	static auto *slot = new std::shared_ptr<SyncObserver>();
+	return *slot;
+}
+
+void InstallSyncObserver(std::shared_ptr<SyncObserver> observer) {
+	std::lock_guard<std::mutex> guard(observer_lock);
+	ObserverSlot() = std::move(observer);
+}
+
+std::shared_ptr<SyncObserver> CurrentSyncObserver() {
+	std::lock_guard<std::mutex> guard(observer_lock);
+	return ObserverSlot();
+}
+
+//! Tells the observer (if any) that a branch file open for writing was published, with the branch's
+//! database file when it is live in this process.
+static void NotifySynced(VersionedFile &file) {
+	auto observer = CurrentSyncObserver();
+	if (!observer) {
+		return;
+	}
+	auto address = file.Address();
+	if (address.IsSnapshot()) {
+		return;
+	}
+	std::shared_ptr<VersionedFile> main;
+	{
+		auto main_address = address;
+		main_address.file_name = MAIN_FILE_NAME;
+		auto &registry = Registry();
+		std::lock_guard<std::mutex> guard(registry.lock);
+		auto live = registry.live.find(main_address.ToPath());
+		if (live != registry.live.end()) {
+			main = live->second.file;
+		}
+	}
+	observer->AfterSync(address, file, main.get());
+}
+
 void DiffFileSystem::FileSync(FileHandle &handle) {
 	auto log = RouteLogs();
 	Translated([&]() {
 		// A remote image is immutable: there is nothing to sync.
-		if (AsDiff(handle).file) {
-			AsDiff(handle).file->Sync();
+		auto &h = AsDiff(handle);
+		if (h.file) {
+			h.file->Sync();
+			if (h.writable) {
+				NotifySynced(*h.file);
+			}
 		}
 	});
 }

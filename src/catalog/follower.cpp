@@ -88,7 +88,7 @@ FollowerStatus Follower::Status() const {
 	FollowerStatus status;
 	status.alias = alias;
 	status.head_url = head_url;
-	status.follows = "snapshots";
+	status.follows = commits ? "commits" : "snapshots";
 	status.interval_seconds = interval_seconds;
 	status.requests = store->Requests();
 	std::lock_guard<std::mutex> guard(lock);
@@ -101,6 +101,80 @@ FollowerStatus Follower::Status() const {
 
 std::string Follower::DescriptorLocator(const Hash256 &descriptor) const {
 	return head.store_url + DescriptorKey(descriptor);
+}
+
+void Follower::FollowCommits(ChainPosition position_p, ChainState state_p) {
+	commits = true;
+	position = std::move(position_p);
+	chain_state = std::move(state_p);
+}
+
+FollowState Follower::ChainFollowState(const ChainState &state, uint64_t base_length, int64_t snapshot_id) {
+	FollowState follow;
+	follow.descriptor = state.base;
+	follow.snapshot_id = snapshot_id;
+	follow.chain = state.chain;
+	follow.seq = state.seq;
+	if (!state.Empty()) {
+		auto overlay = std::make_shared<ImageOverlay>();
+		for (auto &chunk : state.chunks) {
+			overlay->chunks[chunk.first] = chunk.second.bytes;
+		}
+		overlay->length = state.file_length ? state.file_length : base_length;
+		overlay->wal = state.wal;
+		follow.overlay = std::move(overlay);
+	}
+	return follow;
+}
+
+uint64_t Follower::BaseLength(const Hash256 &base) {
+	if (base != known_base) {
+		RemoteLocator locator;
+		locator.kind = RemoteLocator::Kind::DESCRIPTOR;
+		locator.store_url = head.store_url;
+		locator.descriptor = base;
+		RemoteCache cache(MemoryContentCache::Process(), nullptr);
+		known_base_length = ReadExport(*store, locator, cache).descriptor.length;
+		known_base = base;
+	}
+	return known_base_length;
+}
+
+std::string Follower::CheckEpochs() {
+	auto before_chain = chain_state.chain;
+	auto before_seq = chain_state.seq;
+	std::string failure;
+	try {
+		// Idle: one GET of the next epoch, which is not there.
+		WalkToTip(*store, position, chain_state);
+	} catch (std::exception &error) {
+		// What was read before the failure is a verified prefix: it is still offered below.
+		failure = error.what();
+	}
+	if (chain_state.chain != before_chain || chain_state.seq != before_seq) {
+		auto state = ChainFollowState(chain_state, BaseLength(chain_state.base), 0);
+		std::lock_guard<std::mutex> guard(lock);
+		state.generation = newest.generation + 1;
+		state.snapshot_id = newest.snapshot_id;
+		newest = std::move(state);
+	}
+	if (!failure.empty()) {
+		throw std::runtime_error(failure);
+	}
+	return "chain " + std::to_string(chain_state.chain) + " epoch " + std::to_string(chain_state.seq);
+}
+
+std::shared_ptr<RemoteImageFile> Follower::OpenShippedImage(const FollowState &state) const {
+	RemoteLocator locator;
+	locator.kind = RemoteLocator::Kind::DESCRIPTOR;
+	locator.store_url = head.store_url;
+	locator.descriptor = state.descriptor;
+	auto cache = std::make_shared<RemoteCache>(MemoryContentCache::Process(), nullptr);
+	auto resolved = ReadExport(*store, locator, *cache);
+	return std::make_shared<RemoteImageFile>(store, PACKS_PREFIX, std::move(resolved.image),
+	                                         head_url + " (chain " + std::to_string(state.chain) + " epoch " +
+	                                             std::to_string(state.seq) + ")",
+	                                         cache, state.overlay);
 }
 
 void Follower::Run() {
@@ -155,23 +229,12 @@ void Follower::CheckOnce() {
 	}
 	auto key = head.Key();
 	std::optional<std::string> error;
-	std::string outcome = "unchanged";
+	std::string outcome;
 	try {
-		auto result = store->GetIfNoneMatch(key, known);
-		if (!result.outcome.Ok()) {
-			error = CheckError(result, *store, key, snapshot_id);
-		} else if (!result.not_modified) {
-			BranchHead decoded;
-			std::string why;
-			if (!DecodeHead(result.data, decoded, why) || decoded.database != head.database ||
-			    decoded.branch != head.branch) {
-				Fail(ErrorKind::IO, "corrupt_head",
-				     "The branch head " + key + " at " + store->Describe() + " is not a head of that branch" +
-				         (why.empty() ? std::string() : ": " + why) + ". The follower keeps reading snapshot " +
-				         std::to_string(snapshot_id) + "; re-export the branch.");
-			}
-			Adopt(decoded, result.etag);
-			outcome = "snapshot " + std::to_string(decoded.snapshot_id);
+		if (commits) {
+			outcome = CheckEpochs();
+		} else {
+			outcome = CheckHead(key, known, snapshot_id, error);
 		}
 	} catch (std::exception &failure) {
 		// Nothing a check meets stops the follower: it keeps its state and reports the error until a check works.
@@ -191,6 +254,28 @@ void Follower::CheckOnce() {
 	} else {
 		LogEvent("follow_check", timer.ElapsedMs(), alias + " (" + head_url + "): " + outcome);
 	}
+}
+
+std::string Follower::CheckHead(const std::string &key, const std::string &known, int64_t snapshot_id,
+                                std::optional<std::string> &error) {
+	auto result = store->GetIfNoneMatch(key, known);
+	if (!result.outcome.Ok()) {
+		error = CheckError(result, *store, key, snapshot_id);
+		return "";
+	}
+	if (result.not_modified) {
+		return "unchanged";
+	}
+	BranchHead decoded;
+	std::string why;
+	if (!DecodeHead(result.data, decoded, why) || decoded.database != head.database || decoded.branch != head.branch) {
+		Fail(ErrorKind::IO, "corrupt_head",
+		     "The branch head " + key + " at " + store->Describe() + " is not a head of that branch" +
+		         (why.empty() ? std::string() : ": " + why) + ". The follower keeps reading snapshot " +
+		         std::to_string(snapshot_id) + "; re-export the branch.");
+	}
+	Adopt(decoded, result.etag);
+	return "snapshot " + std::to_string(decoded.snapshot_id);
 }
 
 void Follower::Adopt(const BranchHead &decoded, const std::string &new_etag) {

@@ -81,9 +81,15 @@ std::shared_ptr<FollowerCatalog::OpenState> FollowerCatalog::OpenNewest(ClientCo
 	              GetAttached().GetName().GetIdentifierName() + "@" + std::to_string(newest.generation);
 	// A private connection, so that the attachment outlives the statement that needed it (as time travel's
 	// hidden snapshots do). The descriptor and index pages come from the cache the poller filled.
+	auto target = "differential:" + follower->DescriptorLocator(newest.descriptor);
+	if (newest.overlay) {
+		// A shipped state: the base export with the epochs' chunks over it and their WAL, which DuckDB's
+		// read-only open replays in memory. Registered here, held by the state until its catalog holds it.
+		state->image = follower->OpenShippedImage(newest);
+		target = "differential:" + RegisterRemoteImage(state->image);
+	}
 	Connection connection(*context.db);
-	auto sql = "ATTACH " + SqlLiteral("differential:" + follower->DescriptorLocator(newest.descriptor)) + " AS " +
-	           SqlIdentifier(state->name) + " (READ_ONLY, HIDDEN)";
+	auto sql = "ATTACH " + SqlLiteral(target) + " AS " + SqlIdentifier(state->name) + " (READ_ONLY, HIDDEN)";
 	auto result = connection.Query(sql);
 	if (result->HasError()) {
 		result->ThrowError();

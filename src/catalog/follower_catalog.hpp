@@ -27,6 +27,7 @@ private:
 	struct OpenState {
 		FollowState state;
 		std::string name;
+		std::shared_ptr<RemoteImageFile> image; //! a shipped state's image
 	};
 
 	duckdb::CatalogEntryLookup TryLookupEntryInternal(duckdb::CatalogTransaction transaction,

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace differential {
 
@@ -175,14 +176,33 @@ static unique_ptr<Catalog> AttachFollower(ClientContext &context, AttachedDataba
 		         "or remove FOLLOW.");
 	}
 	auto store = std::make_shared<CountingObjectStore>(OpenObjectStore(context, locator.store_url));
-	auto resolved = ReadExport(*store, locator, *RemoteCacheFor(context));
+	auto cache = RemoteCacheFor(context);
+	auto resolved = ReadExport(*store, locator, *cache);
 	FollowState initial;
-	initial.generation = 1;
 	initial.descriptor = resolved.descriptor_hash;
 	initial.snapshot_id = resolved.descriptor.snapshot_id;
+	std::optional<ChainPosition> position;
+	ChainState chain;
+	if (resolved.head->chain != 0) {
+		// The database ships its WAL: follow its epochs from the chain the head names, to the tip.
+		position = ChainPosition::FromHead(*resolved.head);
+		WalkToTip(*store, *position, chain);
+		auto base_length = resolved.descriptor.length;
+		if (chain.base != resolved.descriptor_hash) {
+			RemoteLocator base = locator;
+			base.kind = RemoteLocator::Kind::DESCRIPTOR;
+			base.descriptor = chain.base;
+			base_length = ReadExport(*store, base, *cache).descriptor.length;
+		}
+		initial = Follower::ChainFollowState(chain, base_length, resolved.descriptor.snapshot_id);
+	}
+	initial.generation = 1;
 	auto alias = db.GetName().GetIdentifierName();
 	auto follower =
 	    std::make_shared<Follower>(*context.db, store, locator, alias, path, interval, initial, resolved.head_etag);
+	if (position) {
+		follower->FollowCommits(std::move(*position), std::move(chain));
+	}
 	// DuckDB refuses a read-only in-memory database, so the proxy's own (always empty) storage is writable;
 	// the attachment itself is read-only, which is what refuses writes through it.
 	options.access_mode = AccessMode::READ_WRITE;
@@ -196,6 +216,19 @@ static unique_ptr<Catalog> AttachFollower(ClientContext &context, AttachedDataba
 unique_ptr<Catalog> AttachRemote(ClientContext &context, AttachedDatabase &db, AttachInfo &info,
                                  AttachOptions &options) {
 	auto path = info.path;
+	if (IsRemoteImagePath(path)) {
+		// An image registered in this process: a follower's shipped state (an export with epochs applied).
+		CheckRemoteOptions(path, options);
+		bool is_database_file = false;
+		auto image = FindRemoteImage(path, is_database_file);
+		if (!image || !is_database_file) {
+			Fail(ErrorKind::NOT_FOUND, "file_not_found",
+			     "No remote image at " + path + ": it was detached. Attach a branch head or a descriptor.");
+		}
+		options.access_mode = AccessMode::READ_ONLY;
+		db.SetReadOnlyDatabase();
+		return make_uniq<RemoteCatalog>(db, image, image->Locator());
+	}
 	auto follow = TakeFollowOptions(path, options);
 	CheckRemoteOptions(path, options);
 	auto locator = ParseLocator(path);

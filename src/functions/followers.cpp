@@ -9,6 +9,15 @@ namespace differential {
 
 using namespace duckdb;
 
+//! `descriptor <sha256>` for an export; `chain <n> epoch <k> base <sha256>` for a shipped state.
+static std::string StateText(const FollowState &state) {
+	if (state.chain == 0) {
+		return "descriptor " + HashToHex(state.descriptor);
+	}
+	return "chain " + std::to_string(state.chain) + " epoch " + std::to_string(state.seq) + " base " +
+	       HashToHex(state.descriptor);
+}
+
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
 	return BindRows(
@@ -31,8 +40,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 			    }
 			    auto status = follower->Status();
 			    rows.push_back({Value(status.alias), Value(status.head_url), Value(status.follows),
-			                    Value("descriptor " + HashToHex(status.state.descriptor)),
-			                    Value::BIGINT(status.state.snapshot_id), Value::DOUBLE(status.interval_seconds),
+			                    Value(StateText(status.state)), Value::BIGINT(status.state.snapshot_id),
+			                    Value::DOUBLE(status.interval_seconds),
 			                    TimestampFromMicros(status.last_check_ms * 1000),
 			                    Value::BIGINT(std::max<int64_t>(0, now - status.last_ok_ms)),
 			                    Value::BIGINT(static_cast<int64_t>(status.requests)), OptionalText(status.last_error)});

@@ -21,8 +21,8 @@ public:
 	}
 	//! A remote image's database file: read-only, and outside the registry of local files.
 	DiffFileHandle(DiffFileSystem &fs, const std::string &path, duckdb::FileOpenFlags flags,
-	               std::shared_ptr<RemoteImageFile> remote)
-	    : FileHandle(fs, path, flags), writable(false), remote(std::move(remote)) {
+	               std::shared_ptr<RemoteImageFile> remote, bool remote_wal = false)
+	    : FileHandle(fs, path, flags), writable(false), remote(std::move(remote)), remote_wal(remote_wal) {
 	}
 	~DiffFileHandle() override {
 		DiffFileHandle::Close();
@@ -37,15 +37,23 @@ public:
 	}
 
 	uint64_t Length() {
-		return remote ? remote->Length() : file->Length();
+		if (remote) {
+			return remote_wal ? remote->WalLength() : remote->Length();
+		}
+		return file->Length();
 	}
 	uint64_t ReadAt(void *buffer, uint64_t size, uint64_t offset) {
-		return remote ? remote->Read(buffer, size, offset) : file->Read(buffer, size, offset);
+		if (remote) {
+			return remote_wal ? remote->ReadWal(buffer, size, offset) : remote->Read(buffer, size, offset);
+		}
+		return file->Read(buffer, size, offset);
 	}
 
 	std::shared_ptr<VersionedFile> file;
 	bool writable;
 	std::shared_ptr<RemoteImageFile> remote;
+	//! The WAL of a shipped state (remote image), read from memory.
+	bool remote_wal = false;
 	uint64_t position = 0;
 };
 
@@ -191,7 +199,7 @@ static std::shared_ptr<VersionedFile> OpenStoredFile(FileRegistry &registry, con
 	return file;
 }
 
-//! A remote image has its database file and nothing else: companions (the WAL) are absent, writes refused.
+//! A remote image has its database file and, for a shipped state, its WAL; no other companion; writes refused.
 static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const std::string &path,
                                                       duckdb::FileOpenFlags flags) {
 	bool is_database_file = false;
@@ -200,6 +208,9 @@ static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const 
 		Fail(ErrorKind::INVALID_INPUT, "read_only",
 		     "Cannot write " + path + ": it is a read-only remote attachment of " + image->Locator() +
 		         ". Write to the database where it is exported from.");
+	}
+	if (image && !is_database_file && image->HasWal() && IsRemoteWalPath(path)) {
+		return duckdb::make_uniq<DiffFileHandle>(fs, path, flags, image, true);
 	}
 	if (!image || !is_database_file) {
 		if (flags.ReturnNullIfNotExists()) {
@@ -464,7 +475,8 @@ bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_pt
 	return Translated([&]() {
 		if (IsRemoteImagePath(filename)) {
 			bool is_database_file = false;
-			return FindRemoteImage(filename, is_database_file) && is_database_file;
+			auto image = FindRemoteImage(filename, is_database_file);
+			return image && (is_database_file || (image->HasWal() && IsRemoteWalPath(filename)));
 		}
 		FileAddress address;
 		if (auto file = Lookup(filename, address)) {

@@ -11,16 +11,17 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 class Leader:
-    """`orders` with DATA_PATH in the bucket, in another OS process; every snapshot is exported and moves the head."""
+    """`orders` with DATA_PATH in the bucket, in another OS process; every snapshot is exported and moves the head.
+    `options` adds ATTACH options (", SHIP_WAL 'sync'")."""
 
-    def __init__(self, repository, s3):
+    def __init__(self, repository, s3, options=""):
         env = dict(os.environ)
         env["PYTHONPATH"] = str(HERE.parent)
         self.process = subprocess.Popen([sys.executable, str(HERE / "leader.py")], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True, env=env)
         self.run(f"SET differential_repository = '{repository}'")
         self.run(s3.secret_sql)
-        self.run(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')")
+        self.run(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}'{options})")
 
     def run(self, sql):
         self.process.stdin.write(json.dumps(sql) + "\n")

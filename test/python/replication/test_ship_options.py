@@ -25,7 +25,7 @@ def test_bad_options_change_nothing(con, s3):
             "invalid_option")
     refused(con, "ATTACH 'differential:orders' AS o (SHIP_WAL 'sync')", "data_path_required")
     refused(con, f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', SHIP_INTERVAL 5)", "invalid_option")
-    refused(con, f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', FOLLOW true)", "not_supported")
+    refused(con, f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', FOLLOW true)", "invalid_option")
     assert repository_state(con) == []
     assert epoch_objects(s3) == []
     # A database that exists: a read-only attachment cannot change its shipping.

@@ -6,10 +6,12 @@ Two modes, each with its own leader and bucket: `commits` (the leader has SHIP_W
 INSERT, published when COMMIT returns) and `snapshots` (no shipping; each round is an INSERT and a snapshot, which
 exports it and moves the head, published when that call returns). The clock starts when the leader's call
 returns. The leader is another OS process with a DATA_PATH in a versitygw bucket on loopback; the follower, in
-this process, counts rows in a new transaction every 10 ms until it sees the row."""
+this process, counts rows in a new transaction every 10 ms until it sees the row. Each round starts at a random
+point of the poller's interval."""
 import argparse
 import json
 import pathlib
+import random
 import statistics
 import sys
 import tempfile
@@ -44,6 +46,9 @@ def measure_lag(leader, bucket, interval, rounds, alias, snapshots):
     lags = []
     for _ in range(rounds):
         expected = con.execute(f"SELECT count(*) FROM {alias}.t").fetchone()[0] + 1
+        # A random phase against the poller's cadence: right after a sighting the next check is a whole interval
+        # away, so rounds started at once would all measure the worst case.
+        time.sleep(random.uniform(0, interval))
         leader.run("INSERT INTO orders.t VALUES (1)")
         if snapshots:
             leader.snapshot()

@@ -79,3 +79,22 @@ def test_commits_one_state_per_transaction_and_one_request_per_idle_interval(lea
     elapsed = time.monotonic() - started
     made = scalar(con, "SELECT requests FROM differential_followers()") - before
     assert elapsed / 0.5 - 2 <= made <= elapsed / 0.5 + 1, (made, elapsed)
+
+
+def test_commits_server_down_keeps_the_state_and_recovers(leader, follower, s3):
+    leader.run("CREATE TABLE orders.orders AS SELECT range AS id FROM range(100)")
+    con = follower(0.3)
+    assert count(con) == 100
+    s3.server.stop()
+    try:
+        eventually(lambda: (scalar(con, "SELECT last_error FROM differential_followers()") or "").startswith(
+            "[differential:remote_unavailable] "), True)
+        assert count(con) == 100
+        position = scalar(con, "SELECT state FROM differential_followers()")
+    finally:
+        s3.server.start(port=s3.server.port)
+    # The leader commits again once the server is back ('sync': COMMIT waits for its epoch).
+    leader.run("INSERT INTO orders.orders SELECT range FROM range(100, 130)")
+    eventually(lambda: count(con), 130)
+    row = con.execute("SELECT state, last_error, follows FROM differential_followers()").fetchone()
+    assert row[0] != position and row[1] is None and row[2] == "commits"

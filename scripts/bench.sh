@@ -14,6 +14,8 @@ mkdir -p "$WORK"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_merge.py" --work "$WORK" --json "$WORK/merge.json"
 # TPC-H from S3 (versitygw behind Toxiproxy's 20 ms) vs httpfs and the local file; export costs: bench/S3_RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_s3.py" --tpch-extension "$TPCH" --work "$WORK" --json "$WORK/s3.json"
+# Followers of an exported head: lag p50/p95 at FOLLOW_INTERVAL 1 and 2 s, requests per idle minute: bench/FOLLOW_RESULTS.md.
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_follow.py" --json "$WORK/follow.json"
 # The review server under load (16 clients, 8 branches, 60 s): bench/REVIEW_RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_review.py" --json "$WORK/review.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json"

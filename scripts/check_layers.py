@@ -17,9 +17,9 @@ ALLOWED = {
     "repository": {"common", "storage", "metadata"},
     "export": {"common", "storage", "metadata", "remote", "repository"},
     "maintenance": {"common", "storage", "metadata", "repository"},
-    "catalog": {"common", "storage", "metadata", "remote", "repository", "export"},
+    "catalog": {"common", "storage", "metadata", "remote", "repository", "export", "replication"},
     "merge": {"common", "metadata", "storage"},
-    "replication": {"common", "storage", "metadata", "remote", "repository"},
+    "replication": {"common", "storage", "metadata", "remote", "repository", "export"},
     "functions": {"common", "storage", "metadata", "remote", "repository", "catalog", "maintenance", "merge",
                   "replication", "export"},
 }

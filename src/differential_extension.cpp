@@ -9,6 +9,7 @@
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "functions/sql_functions.hpp"
+#include "replication/wal_shipper.hpp"
 #include "repository/repository.hpp"
 #include "storage/diff_file_system.hpp"
 
@@ -70,6 +71,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::CreateBranchFunction());
 	loader.RegisterFunction(differential::BranchesFunction());
 	loader.RegisterFunction(differential::DatabasesFunction());
+	loader.RegisterFunction(differential::FollowersFunction());
 	loader.RegisterFunction(differential::SnapshotsFunction());
 	loader.RegisterFunction(differential::VerifyFunctions());
 	loader.RegisterFunction(differential::RestoreFunction());
@@ -77,6 +79,10 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::ExportSnapshotFunction());
 	loader.RegisterFunction(differential::EvictExportedFunction());
 	loader.RegisterFunction(differential::RecoverExportFunction());
+	loader.RegisterFunction(differential::RecoverBranchFunction());
+	loader.RegisterFunction(differential::ShippingFunction());
+	// WAL syncs of attached shipping branches reach their shipper through storage's sync observer.
+	differential::InstallWalShipping();
 	loader.RegisterFunction(differential::DropBranchFunction());
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());

@@ -3,6 +3,7 @@
 #include "catalog/attach.hpp"
 
 #include "catalog/differential_catalog.hpp"
+#include "catalog/follower_catalog.hpp"
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
@@ -16,6 +17,7 @@
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "export/data_path.hpp"
 #include "remote/export_format.hpp"
+#include "replication/wal_shipper.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 #include "storage/diff_path.hpp"
 
@@ -36,9 +38,8 @@ std::string RepositorySetting(ClientContext &context) {
 	return value.ToString();
 }
 
-// Options of the 1.0 specification that need replication, which this build does not have yet.
-static const std::set<std::string> REMOTE_OPTIONS = {"ship_wal",    "ship_interval", "writers",
-                                                     "on_conflict", "follow",        "follow_interval"};
+// Options of the 1.0 specification that need parts of replication this build does not have yet.
+static const std::set<std::string> REMOTE_OPTIONS = {"writers", "on_conflict"};
 // DuckDB's own storage options, passed through unchanged.
 static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_size", "storage_version", "compress"};
 
@@ -60,7 +61,36 @@ struct AttachRequest {
 	std::optional<int64_t> snapshot_id;
 	//! The canonical DATA_PATH URL, when given.
 	std::optional<std::string> data_path;
+	//! SHIP_WAL ('sync', 'async', 'off') and SHIP_INTERVAL (seconds), when given.
+	std::optional<std::string> ship_wal;
+	std::optional<int64_t> ship_interval;
 };
+
+static std::string ShipWalOption(const Value &value) {
+	auto mode = StringUtil::Lower(StringOption("ship_wal", value));
+	if (mode != "sync" && mode != "async" && mode != "off") {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "ATTACH option SHIP_WAL takes 'sync', 'async' or 'off', got " + value.ToString() +
+		         " (nothing was changed).");
+	}
+	return mode;
+}
+
+static int64_t ShipIntervalOption(const Value &value) {
+	int64_t seconds = -1;
+	try {
+		if (value.type().IsIntegral()) {
+			seconds = value.GetValue<int64_t>();
+		}
+	} catch (std::exception &) {
+	}
+	if (seconds < 1 || seconds > 86400) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "ATTACH option SHIP_INTERVAL takes a whole number of seconds from 1 to 86400, got " + value.ToString() +
+		         " (nothing was changed).");
+	}
+	return seconds;
+}
 
 static int64_t SnapshotOption(const Value &value) {
 	int64_t snapshot_id = -1;
@@ -93,19 +123,29 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			request.snapshot_id = SnapshotOption(option.second);
 		} else if (key == "data_path") {
 			request.data_path = CanonicalDataPath(StringOption("data_path", option.second));
+		} else if (key == "follow" || key == "follow_interval") {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+			     "ATTACH option " + StringUtil::Upper(key) + " follows an exported branch head, and '" + path +
+			         "' is a local database. Attach 'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>' "
+			         "with FOLLOW true instead, or remove the option.");
+		} else if (key == "ship_wal") {
+			request.ship_wal = ShipWalOption(option.second);
+		} else if (key == "ship_interval") {
+			request.ship_interval = ShipIntervalOption(option.second);
 		} else if (REMOTE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "not_supported",
 			     "ATTACH option " + StringUtil::Upper(key) +
-			         " needs WAL shipping, which this build does not have yet. Remove it; snapshots of a database "
-			         "with a DATA_PATH are exported.");
+			         " needs shared writers, which this build does not have yet. Remove it; SHIP_WAL "
+			         "ships the WAL of a database with a DATA_PATH.");
 		} else if (!NATIVE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "unknown_option",
 			     "ATTACH option " + StringUtil::Upper(key) +
 			         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
-			         "DATA_PATH, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
+			         "DATA_PATH, SHIP_WAL, SHIP_INTERVAL, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, "
+			         "COMPRESS.");
 		}
 	}
-	for (auto key : {"branch", "repository", "snapshot", "data_path"}) {
+	for (auto key : {"branch", "repository", "snapshot", "data_path", "ship_wal", "ship_interval"}) {
 		options.options.erase(key);
 	}
 	if (request.snapshot_id && request.branch_given) {
@@ -187,6 +227,62 @@ static void RegisterStoreForEvictedReads(ClientContext &context, Repository &rep
 	}
 }
 
+//! Refuses SHIP_WAL / SHIP_INTERVAL that cannot apply, before the ATTACH writes anything.
+static void CheckShipping(Repository &repository, const AttachRequest &request, bool read_only) {
+	if (!request.ship_wal && !request.ship_interval) {
+		return;
+	}
+	if (read_only || request.snapshot_id) {
+		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		     "SHIP_WAL and SHIP_INTERVAL apply to a writable attachment of a branch; this one is read-only. Remove "
+		     "them, or attach the branch read-write to change its shipping (nothing was changed).");
+	}
+	bool exists = repository.metadata->history.FindDatabase(request.database).has_value();
+	auto stored = exists ? repository.metadata->shipping.Settings(request.database) : std::nullopt;
+	auto mode = request.ship_wal ? *request.ship_wal : (stored ? stored->mode : std::string("off"));
+	if (mode == "off") {
+		if (request.ship_interval && !request.ship_wal) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+			     "SHIP_INTERVAL applies only to a database that ships its WAL; " + QuoteName(request.database) +
+			         " does not. Add SHIP_WAL 'async' (nothing was changed).");
+		}
+		return;
+	}
+	if (!request.data_path && !(exists && repository.metadata->remote.DataPath(request.database))) {
+		Fail(ErrorKind::INVALID_INPUT, "data_path_required",
+		     "SHIP_WAL '" + mode + "' ships the WAL to the database's DATA_PATH, and " + QuoteName(request.database) +
+		         " has none. Add DATA_PATH 's3://bucket/prefix/' to this ATTACH (nothing was changed).");
+	}
+}
+
+//! Stores what the ATTACH asked for and returns the shipper of this writable attachment, if the
+//! database ships (its stored SHIP_WAL is not 'off').
+static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, std::shared_ptr<Repository> repository,
+                                                 const AttachRequest &request) {
+	auto &shipping = repository->metadata->shipping;
+	auto stored = shipping.Settings(request.database);
+	if (request.ship_wal || request.ship_interval) {
+		auto mode = request.ship_wal ? *request.ship_wal : stored->mode;
+		auto interval = request.ship_interval ? *request.ship_interval : (stored ? stored->interval_s : 1);
+		stored = shipping.SetSettings(request.database, mode, interval);
+	}
+	if (!stored || stored->mode == "off") {
+		return nullptr;
+	}
+	auto data_path = repository->metadata->remote.DataPath(request.database);
+	ShipTarget target;
+	target.repository = repository;
+	target.database = request.database;
+	target.branch = request.branch;
+	target.store_url = data_path ? data_path->store_url : *request.data_path;
+	target.store = OpenObjectStore(context, target.store_url);
+	target.settings = *stored;
+	auto shipper = std::make_shared<WalShipper>(std::move(target));
+	FileAddress owner = ParseDiffPath(BranchPath(repository->root, request.database, request.branch));
+	RegisterShipper(owner.OwnerKey(), shipper);
+	return shipper;
+}
+
 static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
                                               AttachedDatabase &db, const string &name, AttachInfo &info,
                                               AttachOptions &options) {
@@ -208,6 +304,7 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		auto repository =
 		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
 		                                                   : NormalizeRepositoryPath(request.repository_path));
+		CheckShipping(*repository, request, read_only);
 		info.path = ResolveAttachPath(*repository, request, read_only);
 		std::optional<std::string> adopt;
 		if (request.data_path) {
@@ -218,12 +315,18 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		                                              request.snapshot_id ? std::string() : request.branch,
 		                                              request.snapshot_id.value_or(-1));
 		catalog->adopt_data_path = adopt;
+		if (!read_only) {
+			catalog->wal_shipper = StartShipping(context, repository, request);
+		}
 		return unique_ptr<Catalog>(std::move(catalog));
 	});
 }
 
 static unique_ptr<TransactionManager> CreateTransactionManager(optional_ptr<StorageExtensionInfo>, AttachedDatabase &db,
-                                                               Catalog &) {
+                                                               Catalog &catalog) {
+	if (auto follower = dynamic_cast<FollowerCatalog *>(&catalog)) {
+		return make_uniq<FollowerTransactionManager>(db, *follower);
+	}
 	return make_uniq<DuckTransactionManager>(db);
 }
 

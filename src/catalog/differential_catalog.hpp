@@ -40,6 +40,9 @@ public:
 
 	//! The canonical DATA_PATH to record at FinalizeLoad, if the ATTACH adopts one.
 	std::optional<std::string> adopt_data_path;
+	//! The WAL shipper of a writable attachment of a shipping database (replication/wal_shipper.hpp);
+	//! it stops, after shipping what is pending, when the catalog goes.
+	std::shared_ptr<void> wal_shipper;
 
 	const std::shared_ptr<Repository> repository;
 	const std::string database_name;

@@ -48,6 +48,9 @@ bool PublishBranchHead(ExportContext &context, const std::string &branch, int64_
 	head.descriptor = descriptor;
 	if (published) {
 		head.previous = published->descriptor;
+		// A shipping database's head keeps naming its WAL chain when a snapshot moves it.
+		head.chain = published->chain;
+		head.chain_base = published->chain_base;
 	}
 	auto text = EncodeHead(head);
 	auto key = HeadKey(context.database, branch);
@@ -65,7 +68,10 @@ bool PublishBranchHead(ExportContext &context, const std::string &branch, int64_
 		}
 		etag = current.etag;
 	}
-	remote.RecordHead(context.store_url, context.database, branch, PublishedHead {snapshot_id, descriptor, etag});
+	PublishedHead record {snapshot_id, descriptor, etag};
+	record.chain = head.chain;
+	record.chain_base = head.chain_base;
+	remote.RecordHead(context.store_url, context.database, branch, record);
 	return true;
 }
 

@@ -136,6 +136,22 @@ static std::vector<Hash256> UploadIndexPages(ExportContext &context, ExportUploa
 	return pages;
 }
 
+Hash256 ExportImage(ExportContext &context, const std::vector<Hash256> &chunks, ExportDescriptor &descriptor,
+                    ExportStats &stats) {
+	ExportUploader uploader(context.store, stats);
+	auto known = context.repository.metadata->remote.KnownChunks(context.store_url, chunks);
+	UploadMissingChunks(context, uploader, chunks, known, stats);
+	descriptor.index_pages = UploadIndexPages(context, uploader, chunks, known, stats);
+	auto text = EncodeDescriptor(descriptor);
+	auto descriptor_hash = Sha256(text.data(), text.size());
+	uploader.PutContent(DescriptorKey(descriptor_hash), text.data(), text.size());
+	return descriptor_hash;
+}
+
+std::vector<Hash256> PublishedChunkHashes(FileCatalog &catalog, const StoredFile &file) {
+	return ChunkHashes(catalog, file);
+}
+
 Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, ExportStats &stats) {
 	auto &metadata = *context.repository.metadata;
 	auto snapshot = metadata.history.FindSnapshot(context.database, snapshot_id);
@@ -151,20 +167,14 @@ Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, Expor
 	address.file_name = MAIN_FILE_NAME;
 	RootPin root(*context.repository.storage->catalog, address);
 	auto chunks = ChunkHashes(root.catalog, root.file);
-	ExportUploader uploader(context.store, stats);
-	auto known = metadata.remote.KnownChunks(context.store_url, chunks);
-	UploadMissingChunks(context, uploader, chunks, known, stats);
-
 	ExportDescriptor descriptor;
 	descriptor.database = context.database;
 	descriptor.snapshot_id = snapshot_id;
 	descriptor.snapshot_name = snapshot->name;
 	descriptor.created_unix_ms = snapshot->created_at_us / 1000;
 	descriptor.length = root.file.length;
-	descriptor.index_pages = UploadIndexPages(context, uploader, chunks, known, stats);
-	auto text = EncodeDescriptor(descriptor);
-	auto descriptor_hash = Sha256(text.data(), text.size());
-	uploader.PutContent(DescriptorKey(descriptor_hash), text.data(), text.size());
+	auto descriptor_hash = ExportImage(context, chunks, descriptor, stats);
+	ExportUploader uploader(context.store, stats);
 
 	RemoteSnapshotRecord record;
 	record.database = context.database;

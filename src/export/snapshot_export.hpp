@@ -2,6 +2,7 @@
 #pragma once
 
 #include "export/export_uploads.hpp"
+#include "remote/export_format.hpp"
 #include "repository/repository.hpp"
 
 #include <string>
@@ -20,6 +21,14 @@ struct ExportContext {
 //! descriptor's hash. Throws ExportFailure, or head_conflict when another writer's commit record
 //! holds the snapshot's key.
 Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, ExportStats &stats);
+
+//! Uploads the chunks of a file image (chunk hashes in chunk order, zero for holes; every chunk must be
+//! published locally) the store does not hold, its export index pages and its descriptor (`descriptor`'s
+//! index pages are filled in). Returns the descriptor's hash. WAL shipping exports chain bases with it.
+Hash256 ExportImage(ExportContext &context, const std::vector<Hash256> &chunks, ExportDescriptor &descriptor,
+                    ExportStats &stats);
+//! The chunk hashes of a published file version, in chunk order (zero for holes).
+std::vector<Hash256> PublishedChunkHashes(FileCatalog &catalog, const StoredFile &file);
 
 //! A commit record or head that another writer holds: the caller words the head_conflict.
 class RemoteConflict : public std::runtime_error {

@@ -19,6 +19,8 @@ duckdb::TableFunction CloneDatabaseFunction();
 duckdb::TableFunction ExportSnapshotFunction();
 duckdb::TableFunction EvictExportedFunction();
 duckdb::TableFunction RecoverExportFunction();
+duckdb::TableFunction RecoverBranchFunction();
+duckdb::TableFunction ShippingFunction();
 duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();
@@ -36,5 +38,6 @@ duckdb::TableFunction AbortMergeFunction();
 duckdb::TableFunction MergeResolutionsFunction();
 duckdb::TableFunction MergeStatusFunction();
 duckdb::TableFunction DiffFunction();
+duckdb::TableFunction FollowersFunction();
 
 } // namespace differential

@@ -270,13 +270,18 @@ void RemoteStore::RecordObject(const std::string &store_url, const std::string &
 std::optional<PublishedHead> RemoteStore::Head(const std::string &store_url, const std::string &database,
                                                const std::string &branch) {
 	auto session = core.Read();
-	auto stmt = session.db.Prepare("SELECT snapshot_id, descriptor, etag FROM remote_heads WHERE store_url = ? AND "
-	                               "database_name = ? AND branch_name = ?");
+	auto stmt = session.db.Prepare("SELECT snapshot_id, descriptor, etag, chain, chain_base FROM remote_heads WHERE "
+	                               "store_url = ? AND database_name = ? AND branch_name = ?");
 	stmt.Bind(1, store_url).Bind(2, database).Bind(3, branch);
 	if (!stmt.Step()) {
 		return std::nullopt;
 	}
-	return PublishedHead {stmt.Int(0), HashFromBlob(stmt.Blob(1)), stmt.Text(2)};
+	PublishedHead head {stmt.Int(0), HashFromBlob(stmt.Blob(1)), stmt.Text(2)};
+	if (!stmt.IsNull(3)) {
+		head.chain = uint64_t(stmt.Int(3));
+		head.chain_base = HashFromBlob(stmt.Blob(4));
+	}
+	return head;
 }
 
 void RemoteStore::RecordHead(const std::string &store_url, const std::string &database, const std::string &branch,
@@ -284,7 +289,7 @@ void RemoteStore::RecordHead(const std::string &store_url, const std::string &da
 	auto txn = core.Write();
 	txn.db
 	    .Prepare("INSERT OR REPLACE INTO remote_heads(store_url, database_name, branch_name, snapshot_id, descriptor, "
-	             "etag, published_at_us) VALUES (?, ?, ?, ?, ?, ?, ?)")
+	             "etag, published_at_us, chain, chain_base) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	    .Bind(1, store_url)
 	    .Bind(2, database)
 	    .Bind(3, branch)
@@ -292,6 +297,8 @@ void RemoteStore::RecordHead(const std::string &store_url, const std::string &da
 	    .BindBlob(5, head.descriptor.data(), head.descriptor.size())
 	    .Bind(6, head.etag)
 	    .Bind(7, NowMicros())
+	    .Bind(8, head.chain ? std::optional<int64_t>(int64_t(head.chain)) : std::nullopt)
+	    .BindBlob(9, head.chain_base.data(), head.chain_base.size())
 	    .Run();
 	txn.Commit();
 }

@@ -38,6 +38,9 @@ struct PublishedHead {
 	int64_t snapshot_id = 0;
 	Hash256 descriptor {};
 	std::string etag;
+	//! The WAL chain the head names (0: none) and its base descriptor (schema 6).
+	uint64_t chain = 0;
+	Hash256 chain_base {};
 };
 
 //! A chunk as one object store holds it (for reading an evicted chunk back).

@@ -178,6 +178,28 @@ CREATE TABLE remote_stores(
     R"(
 ALTER TABLE file_extents ADD COLUMN inline_data BLOB;
 )",
+    // 6: WAL shipping: a database's SHIP_WAL mode, interval and writer id (kept for later attachments), how
+    // far each branch has shipped (chain, last epoch, its hash, the chain's base), and the chain a
+    // published head names, so a snapshot export moving the head keeps it.
+    R"(
+CREATE TABLE wal_shipping(
+    database_uuid TEXT PRIMARY KEY,
+    mode TEXT NOT NULL,
+    interval_s INTEGER NOT NULL,
+    writer TEXT NOT NULL);
+CREATE TABLE wal_ship_state(
+    database_uuid TEXT NOT NULL,
+    branch_name TEXT NOT NULL,
+    chain INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    link BLOB NOT NULL,
+    base BLOB NOT NULL,
+    fenced INTEGER NOT NULL,
+    updated_at_us INTEGER NOT NULL,
+    PRIMARY KEY(database_uuid, branch_name));
+ALTER TABLE remote_heads ADD COLUMN chain INTEGER;
+ALTER TABLE remote_heads ADD COLUMN chain_base BLOB;
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

@@ -137,14 +137,32 @@ std::string EncodeHead(const BranchHead &head) {
 	out.Add("snapshot", std::to_string(head.snapshot_id));
 	out.Add("descriptor", HashToHex(head.descriptor));
 	out.Add("previous", HashToHex(head.previous));
+	if (head.chain != 0) {
+		out.Add("chain", std::to_string(head.chain));
+		out.Add("base", HashToHex(head.chain_base));
+	}
 	return out.text;
 }
 
 bool DecodeHead(const std::string &text, BranchHead &out, std::string &why) {
 	ParsedText parsed;
-	return parsed.Parse(text, "head", why) && parsed.Text("database", out.database, why) &&
-	       parsed.Text("branch", out.branch, why) && parsed.Number("snapshot", out.snapshot_id, why) &&
-	       parsed.HashValue("descriptor", out.descriptor, why) && parsed.HashValue("previous", out.previous, why);
+	out.chain = 0;
+	out.chain_base = Hash256();
+	if (!parsed.Parse(text, "head", why) || !parsed.Text("database", out.database, why) ||
+	    !parsed.Text("branch", out.branch, why) || !parsed.Number("snapshot", out.snapshot_id, why) ||
+	    !parsed.HashValue("descriptor", out.descriptor, why) || !parsed.HashValue("previous", out.previous, why)) {
+		return false;
+	}
+	// The shipping lines are optional: heads of databases that do not ship (and older heads) lack them.
+	if (!parsed.values.count("chain")) {
+		return true;
+	}
+	int64_t chain = 0;
+	if (!parsed.Number("chain", chain, why) || !parsed.HashValue("base", out.chain_base, why)) {
+		return false;
+	}
+	out.chain = uint64_t(chain);
+	return true;
 }
 
 std::string EncodeSnapshotRecord(const RemoteSnapshotRecord &record, bool expiry) {

@@ -65,6 +65,10 @@ struct BranchHead {
 	Hash256 descriptor {};
 	//! The descriptor the head pointed at before (zero for a new head): a reader can walk the branch back.
 	Hash256 previous {};
+	//! WAL shipping (docs/FORMAT.md §10.6): the chain a reader starts at and its base descriptor; 0 and
+	//! zero when the database does not ship. A hint: the truth is the chain of chains (seals).
+	uint64_t chain = 0;
+	Hash256 chain_base {};
 };
 std::string EncodeHead(const BranchHead &head);
 bool DecodeHead(const std::string &text, BranchHead &out, std::string &why);

@@ -33,7 +33,7 @@ static std::string ExistingHeads(ObjectStore &store, const std::string &database
 	return "branches with heads: " + names;
 }
 
-static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator) {
+static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator, std::string &etag) {
 	auto key = locator.Key();
 	auto result = LoggedGet(store, key);
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
@@ -45,6 +45,7 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator) {
 	if (!result.outcome.Ok()) {
 		FailRemote(result.outcome, store, "reading the branch head " + key);
 	}
+	etag = result.etag;
 	BranchHead head;
 	std::string why;
 	if (!DecodeHead(result.data, head, why) || head.database != locator.database || head.branch != locator.branch) {
@@ -148,7 +149,7 @@ static RemoteImage ReadImage(ObjectStore &store, ContentCache &cache, const Expo
 ResolvedExport ReadExport(ObjectStore &store, const RemoteLocator &locator, ContentCache &cache) {
 	ResolvedExport resolved;
 	if (locator.kind == RemoteLocator::Kind::HEAD) {
-		resolved.head = ReadHead(store, locator);
+		resolved.head = ReadHead(store, locator, resolved.head_etag);
 		resolved.descriptor_hash = resolved.head->descriptor;
 	} else {
 		resolved.descriptor_hash = locator.descriptor;

@@ -14,6 +14,8 @@ namespace differential {
 struct ResolvedExport {
 	//! The head the locator named (HEAD locators only).
 	std::optional<BranchHead> head;
+	//! The etag the head was read at (HEAD locators only): a follower's first If-None-Match.
+	std::string head_etag;
 	Hash256 descriptor_hash {};
 	ExportDescriptor descriptor;
 	RemoteImage image;

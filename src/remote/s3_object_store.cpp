@@ -412,6 +412,34 @@ GetResult S3ObjectStore::Get(const std::string &key, const std::optional<ByteRan
 	return result;
 }
 
+GetResult S3ObjectStore::GetIfNoneMatch(const std::string &key, const std::string &etag) {
+	GetResult result;
+	result.outcome = CheckKey(key);
+	if (!result.outcome.Ok()) {
+		return result;
+	}
+	Request get {"GET", "GetObject", location.prefix + key};
+	if (!etag.empty()) {
+		get.headers.emplace_back("If-None-Match", etag);
+	}
+	auto response = Send(get);
+	if (response.http_status == 304) {
+		// Not an error although the CRT reports one for any status outside 2xx: the object is unchanged.
+		result.outcome.attempts = response.attempts;
+		result.not_modified = true;
+		result.etag = etag;
+		return result;
+	}
+	result.outcome = ClassifyS3Response(response, "GET", key);
+	if (!result.outcome.Ok()) {
+		return result;
+	}
+	result.etag = response.Header("etag");
+	result.object_size = response.body.size();
+	result.data = std::move(response.body);
+	return result;
+}
+
 HeadResult S3ObjectStore::Head(const std::string &key) {
 	HeadResult result;
 	result.outcome = CheckKey(key);

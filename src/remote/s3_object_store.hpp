@@ -71,6 +71,7 @@ public:
 
 	PutResult Put(const PutRequest &request) override;
 	GetResult Get(const std::string &key, const std::optional<ByteRange> &range = std::nullopt) override;
+	GetResult GetIfNoneMatch(const std::string &key, const std::string &etag) override;
 	HeadResult Head(const std::string &key) override;
 	ListPage List(const std::string &prefix, const std::string &token = "", uint32_t max_keys = 1000) override;
 	ObjectOutcome Delete(const std::string &key) override;

@@ -122,6 +122,17 @@ uint64_t ChunkedFile::ReadLocked(uint8_t *out, uint64_t size, uint64_t offset) {
 	return size;
 }
 
+std::vector<Hash256> ChunkedFile::CurrentChunkHashes() {
+	std::shared_lock<std::shared_mutex> guard(lock);
+	std::vector<Hash256> out(chunks.size());
+	for (size_t i = 0; i < chunks.size(); i++) {
+		if (chunks[i].present) {
+			out[i] = chunks[i].hash;
+		}
+	}
+	return out;
+}
+
 void ChunkedFile::StoreChunkLocked(uint64_t index, const uint8_t *content, uint64_t size) {
 	auto hash = Sha256(content, size);
 	auto &chunk = chunks[index];

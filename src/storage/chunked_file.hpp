@@ -13,6 +13,7 @@ public:
 
 	std::vector<CompanionFile> TakeCompanions() override;
 	bool Trim(uint64_t offset, uint64_t size) override;
+	std::vector<Hash256> CurrentChunkHashes() override;
 
 protected:
 	bool PinsOnLoad() const override {

@@ -6,6 +6,7 @@
 #include "common/names.hpp"
 #include "storage/branch_lock.hpp"
 #include "storage/remote_file.hpp"
+#include "storage/sync_observer.hpp"
 
 namespace differential {
 
@@ -20,8 +21,8 @@ public:
 	}
 	//! A remote image's database file: read-only, and outside the registry of local files.
 	DiffFileHandle(DiffFileSystem &fs, const std::string &path, duckdb::FileOpenFlags flags,
-	               std::shared_ptr<RemoteImageFile> remote)
-	    : FileHandle(fs, path, flags), writable(false), remote(std::move(remote)) {
+	               std::shared_ptr<RemoteImageFile> remote, bool remote_wal = false)
+	    : FileHandle(fs, path, flags), writable(false), remote(std::move(remote)), remote_wal(remote_wal) {
 	}
 	~DiffFileHandle() override {
 		DiffFileHandle::Close();
@@ -36,15 +37,23 @@ public:
 	}
 
 	uint64_t Length() {
-		return remote ? remote->Length() : file->Length();
+		if (remote) {
+			return remote_wal ? remote->WalLength() : remote->Length();
+		}
+		return file->Length();
 	}
 	uint64_t ReadAt(void *buffer, uint64_t size, uint64_t offset) {
-		return remote ? remote->Read(buffer, size, offset) : file->Read(buffer, size, offset);
+		if (remote) {
+			return remote_wal ? remote->ReadWal(buffer, size, offset) : remote->Read(buffer, size, offset);
+		}
+		return file->Read(buffer, size, offset);
 	}
 
 	std::shared_ptr<VersionedFile> file;
 	bool writable;
 	std::shared_ptr<RemoteImageFile> remote;
+	//! The WAL of a shipped state (remote image), read from memory.
+	bool remote_wal = false;
 	uint64_t position = 0;
 };
 
@@ -190,7 +199,7 @@ static std::shared_ptr<VersionedFile> OpenStoredFile(FileRegistry &registry, con
 	return file;
 }
 
-//! A remote image has its database file and nothing else: companions (the WAL) are absent, writes refused.
+//! A remote image has its database file and, for a shipped state, its WAL; no other companion; writes refused.
 static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const std::string &path,
                                                       duckdb::FileOpenFlags flags) {
 	bool is_database_file = false;
@@ -199,6 +208,9 @@ static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const 
 		Fail(ErrorKind::INVALID_INPUT, "read_only",
 		     "Cannot write " + path + ": it is a read-only remote attachment of " + image->Locator() +
 		         ". Write to the database where it is exported from.");
+	}
+	if (image && !is_database_file && image->HasWal() && IsRemoteWalPath(path)) {
+		return duckdb::make_uniq<DiffFileHandle>(fs, path, flags, image, true);
 	}
 	if (!image || !is_database_file) {
 		if (flags.ReturnNullIfNotExists()) {
@@ -368,12 +380,57 @@ void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 	});
 }
 
+static std::mutex observer_lock;
+static std::shared_ptr<SyncObserver> &ObserverSlot() {
+	static auto *slot = new std::shared_ptr<SyncObserver>();
+	return *slot;
+}
+
+void InstallSyncObserver(std::shared_ptr<SyncObserver> observer) {
+	std::lock_guard<std::mutex> guard(observer_lock);
+	ObserverSlot() = std::move(observer);
+}
+
+std::shared_ptr<SyncObserver> CurrentSyncObserver() {
+	std::lock_guard<std::mutex> guard(observer_lock);
+	return ObserverSlot();
+}
+
+//! Tells the observer (if any) that a branch file open for writing was published, with the branch's
+//! database file when it is live in this process.
+static void NotifySynced(VersionedFile &file) {
+	auto observer = CurrentSyncObserver();
+	if (!observer) {
+		return;
+	}
+	auto address = file.Address();
+	if (address.IsSnapshot()) {
+		return;
+	}
+	std::shared_ptr<VersionedFile> main;
+	{
+		auto main_address = address;
+		main_address.file_name = MAIN_FILE_NAME;
+		auto &registry = Registry();
+		std::lock_guard<std::mutex> guard(registry.lock);
+		auto live = registry.live.find(main_address.ToPath());
+		if (live != registry.live.end()) {
+			main = live->second.file;
+		}
+	}
+	observer->AfterSync(address, file, main.get());
+}
+
 void DiffFileSystem::FileSync(FileHandle &handle) {
 	auto log = RouteLogs();
 	Translated([&]() {
 		// A remote image is immutable: there is nothing to sync.
-		if (AsDiff(handle).file) {
-			AsDiff(handle).file->Sync();
+		auto &h = AsDiff(handle);
+		if (h.file) {
+			h.file->Sync();
+			if (h.writable) {
+				NotifySynced(*h.file);
+			}
 		}
 	});
 }
@@ -418,7 +475,8 @@ bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_pt
 	return Translated([&]() {
 		if (IsRemoteImagePath(filename)) {
 			bool is_database_file = false;
-			return FindRemoteImage(filename, is_database_file) && is_database_file;
+			auto image = FindRemoteImage(filename, is_database_file);
+			return image && (is_database_file || (image->HasWal() && IsRemoteWalPath(filename)));
 		}
 		FileAddress address;
 		if (auto file = Lookup(filename, address)) {

@@ -49,6 +49,15 @@ void FailRemote(const ObjectOutcome &outcome, const ObjectStore &store, const st
 	Fail(ErrorKind::IO, "remote_invalid", where + ". The store refused the request; check the URL and the server.");
 }
 
+GetResult ObjectStore::GetIfNoneMatch(const std::string &key, const std::string &etag) {
+	auto result = Get(key);
+	if (result.outcome.Ok() && !etag.empty() && result.etag == etag) {
+		result.not_modified = true;
+		result.data.clear();
+	}
+	return result;
+}
+
 ObjectOutcome ListAll(ObjectStore &store, const std::string &prefix, std::vector<ObjectInfo> &out) {
 	std::string token;
 	do {

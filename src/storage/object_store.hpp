@@ -91,6 +91,8 @@ struct GetResult {
 	std::string data;
 	std::string etag;
 	uint64_t object_size = 0; //! of the whole object, also for a ranged read
+	//! GetIfNoneMatch only: the object still has the etag given; `data` is empty and `etag` is that etag.
+	bool not_modified = false;
 };
 
 struct HeadResult {
@@ -113,6 +115,10 @@ public:
 	//! Thread safe: every method may be called from several threads at once.
 	virtual PutResult Put(const PutRequest &request) = 0;
 	virtual GetResult Get(const std::string &key, const std::optional<ByteRange> &range = std::nullopt) = 0;
+	//! A GET unless the object's etag is still `etag` (`If-None-Match`, S3's 304): then the outcome is OK,
+	//! `not_modified` is set and no body travels. The default reads the object and compares the etags, for
+	//! stores without conditional reads (the local store reads a file either way).
+	virtual GetResult GetIfNoneMatch(const std::string &key, const std::string &etag);
 	virtual HeadResult Head(const std::string &key) = 0;
 	virtual ListPage List(const std::string &prefix, const std::string &token = "", uint32_t max_keys = 1000) = 0;
 	//! Deleting a key that does not exist is OK, as in S3.

@@ -17,9 +17,10 @@ namespace differential {
 static constexpr const char *REMOTE_PATH_PREFIX = "diff://remote/";
 
 RemoteImageFile::RemoteImageFile(std::shared_ptr<ObjectStore> store_p, std::string pack_prefix_p, RemoteImage image_p,
-                                 std::string locator_p, std::shared_ptr<ContentCache> cache_p)
+                                 std::string locator_p, std::shared_ptr<ContentCache> cache_p,
+                                 std::shared_ptr<const ImageOverlay> overlay_p)
     : store(std::move(store_p)), pack_prefix(std::move(pack_prefix_p)), image(std::move(image_p)),
-      locator(std::move(locator_p)), cache(std::move(cache_p)) {
+      overlay(std::move(overlay_p)), locator(std::move(locator_p)), cache(std::move(cache_p)) {
 	for (uint64_t index = 0; index < image.chunks.size(); index++) {
 		if (!image.chunks[index].IsHole()) {
 			pack_chunks[image.chunks[index].pack].push_back(index);
@@ -59,15 +60,25 @@ void RemoteImageFile::CopyPiece(const Piece &piece, const std::string &bytes) {
 	std::memset(piece.out + stored, 0, piece.take - stored);
 }
 
-uint64_t RemoteImageFile::Read(void *buffer, uint64_t size, uint64_t offset) {
-	if (offset >= image.length) {
+uint64_t RemoteImageFile::ReadWal(void *buffer, uint64_t size, uint64_t offset) const {
+	if (!overlay || offset >= overlay->wal.size()) {
 		return 0;
 	}
-	size = std::min(size, image.length - offset);
+	size = std::min<uint64_t>(size, overlay->wal.size() - offset);
+	std::memcpy(buffer, overlay->wal.data() + offset, size);
+	return size;
+}
+
+uint64_t RemoteImageFile::Read(void *buffer, uint64_t size, uint64_t offset) {
+	auto length = Length();
+	if (offset >= length) {
+		return 0;
+	}
+	size = std::min(size, length - offset);
 	auto out = static_cast<uint8_t *>(buffer);
 	std::vector<Piece> missing;
 	std::string bytes;
-	for (uint64_t index = ChunkIndexOf(offset); index < image.chunks.size(); index++) {
+	for (uint64_t index = ChunkIndexOf(offset);; index++) {
 		auto chunk_begin = ChunkStart(index);
 		auto begin = std::max(offset, chunk_begin);
 		auto end = std::min(offset + size, chunk_begin + ChunkCapacity(index));
@@ -75,6 +86,16 @@ uint64_t RemoteImageFile::Read(void *buffer, uint64_t size, uint64_t offset) {
 			break;
 		}
 		Piece piece {index, out + (begin - offset), begin - chunk_begin, end - begin};
+		// A shipped state's chunks win over the export's; past the export's chunks the file reads as zeros.
+		auto shipped = overlay ? overlay->chunks.find(index) : std::map<uint64_t, std::string>::const_iterator();
+		if (overlay && shipped != overlay->chunks.end()) {
+			CopyPiece(piece, shipped->second);
+			continue;
+		}
+		if (index >= image.chunks.size()) {
+			std::memset(piece.out, 0, piece.take);
+			continue;
+		}
 		auto &chunk = image.chunks[index];
 		if (chunk.IsHole()) {
 			std::memset(piece.out, 0, piece.take);
@@ -240,6 +261,12 @@ std::string RegisterRemoteImage(const std::shared_ptr<RemoteImageFile> &file) {
 
 bool IsRemoteImagePath(const std::string &path) {
 	return path.rfind(REMOTE_PATH_PREFIX, 0) == 0;
+}
+
+bool IsRemoteWalPath(const std::string &path) {
+	auto suffix = std::string("/") + MAIN_FILE_NAME + ".wal";
+	return IsRemoteImagePath(path) && path.size() > suffix.size() &&
+	       path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::shared_ptr<RemoteImageFile> FindRemoteImage(const std::string &path, bool &is_database_file) {

@@ -9,6 +9,7 @@
 #include "storage/remote_image.hpp"
 
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,14 @@
 #include <unordered_set>
 
 namespace differential {
+
+//! A shipped WAL state over an export (a follower of commits): chunks that replace or extend the export's,
+//! the main file's length, and the WAL DuckDB replays when it opens the file (`database.duckdb.wal`).
+struct ImageOverlay {
+	std::map<uint64_t, std::string> chunks;
+	uint64_t length = 0;
+	std::string wal;
+};
 
 class RemoteImageFile {
 public:
@@ -27,11 +36,19 @@ public:
 	//! `locator` names the export for people (`s3://bucket/prefix/heads/db/main`); never credentials.
 	//! Pack `p` is the object `pack_prefix + hex(p)` (remote/export_format.hpp lays the keys out).
 	RemoteImageFile(std::shared_ptr<ObjectStore> store, std::string pack_prefix, RemoteImage image, std::string locator,
-	                std::shared_ptr<ContentCache> cache);
+	                std::shared_ptr<ContentCache> cache, std::shared_ptr<const ImageOverlay> overlay = nullptr);
 
 	uint64_t Length() const {
-		return image.length;
+		return overlay ? overlay->length : image.length;
 	}
+	//! Whether the image has a WAL (only a shipped state does), and reads of it.
+	bool HasWal() const {
+		return overlay && !overlay->wal.empty();
+	}
+	uint64_t WalLength() const {
+		return overlay ? overlay->wal.size() : 0;
+	}
+	uint64_t ReadWal(void *buffer, uint64_t size, uint64_t offset) const;
 	const std::string &Locator() const {
 		return locator;
 	}
@@ -67,6 +84,7 @@ private:
 	std::shared_ptr<ObjectStore> store;
 	const std::string pack_prefix;
 	const RemoteImage image;
+	const std::shared_ptr<const ImageOverlay> overlay;
 	const std::string locator;
 	std::shared_ptr<ContentCache> cache;
 	//! Each pack's chunk indexes in pack order, for read-ahead.
@@ -81,8 +99,11 @@ private:
 //! resolving once the last owner (the attachment's catalog, the open handles) lets go.
 std::string RegisterRemoteImage(const std::shared_ptr<RemoteImageFile> &file);
 bool IsRemoteImagePath(const std::string &path);
+//! True for the WAL companion of a remote image path (`diff://remote/<id>/database.duckdb.wal`).
+bool IsRemoteWalPath(const std::string &path);
 //! The image a path names, or null when it is gone. `is_database_file` is false for its companions
-//! (`database.duckdb.wal`, ...), which a remote image never has. Throws invalid_path for a malformed path.
+//! (`database.duckdb.wal`, ...), which a remote image has only for a shipped state's WAL. Throws invalid_path for a
+//! malformed path.
 std::shared_ptr<RemoteImageFile> FindRemoteImage(const std::string &path, bool &is_database_file);
 
 } // namespace differential

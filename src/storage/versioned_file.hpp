@@ -46,6 +46,11 @@ public:
 	//! Adds the segments holding records written here but not yet published.
 	void CollectUnpublishedSegments(std::set<uint64_t> &out);
 	void MarkRemoved();
+	//! The SHA-256 of every chunk as this process sees the file now (unpublished writes included; zero for
+	//! holes); empty for ranged files. WAL shipping compares it with what it shipped last.
+	virtual std::vector<Hash256> CurrentChunkHashes() {
+		return {};
+	}
 
 	FileAddress Address();
 	//! MoveFile keeps open handles pointing at the file under its new name (of the same kind).

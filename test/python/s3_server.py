@@ -36,8 +36,9 @@ class VersityGW:
         self.process = None
         self.start()
 
-    def start(self):
-        self.port = free_port()
+    def start(self, port=None):
+        """Starts the server on `port` (a restart after stop() keeps its port, so clients reconnect) or a free one."""
+        self.port = port or free_port()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(self.directory),
                "ROOT_ACCESS_KEY_ID": self.key_id, "ROOT_SECRET_ACCESS_KEY": self.secret}
         log = open(self.directory / "server.log", "ab")

@@ -129,8 +129,11 @@ def test_read_only_attach_cannot_give_a_data_path(con, bucket):
         con.execute("SELECT * FROM differential_export_snapshot('notes')")
 
 
-def test_replication_options_stay_refused(con, bucket):
-    refused(con, "ATTACH 'differential:orders' AS orders (SHIP_WAL 'async')", "not_supported")
+def test_replication_options_refused_without_what_they_need(con, bucket):
+    # SHIP_WAL needs a DATA_PATH; followers and shared writers are not in this build.
+    refused(con, "ATTACH 'differential:orders' AS orders (SHIP_WAL 'async')", "data_path_required")
+    refused(con, f"ATTACH 'differential:orders' AS orders (DATA_PATH '{url_of(bucket)}', WRITERS 'shared')",
+            "not_supported")
     assert repository_state(con) == []
 
 

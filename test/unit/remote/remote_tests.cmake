@@ -38,6 +38,8 @@ set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/remote/remote_journal.cpp
     ${DIFFERENTIAL_SRC}/remote/remote_cleanup.cpp
     ${DIFFERENTIAL_SRC}/remote/export_reader.cpp
+    ${DIFFERENTIAL_SRC}/remote/epoch_format.cpp
+    ${DIFFERENTIAL_SRC}/remote/epoch_chain.cpp
     ${DIFFERENTIAL_SRC}/common/logging.cpp
     ${DIFFERENTIAL_SRC}/storage/remote_fetch.cpp
     ${DIFFERENTIAL_SRC}/storage/remote_cache.cpp
@@ -58,6 +60,7 @@ add_executable(
   ${CMAKE_CURRENT_LIST_DIR}/conditional_write_probe_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/object_store_url_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/export_format_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/epoch_format_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/remote_cleanup_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/remote_read_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/s3_object_store_test.cpp)

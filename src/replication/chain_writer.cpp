@@ -1,0 +1,221 @@
+// Writing the epoch chain: every object create-only, so each (chain, seq) is written once; the head is
+// only a hint moved with If-Match. A refused PUT is read back to learn who holds the key.
+#include "replication/chain_writer.hpp"
+
+#include "common/errors.hpp"
+#include "common/logging.hpp"
+#include "export/snapshot_export.hpp"
+#include "remote/export_format.hpp"
+#include "remote/object_key.hpp"
+
+#include <chrono>
+
+namespace differential {
+
+void FailFenced(const std::string &database, const std::string &branch, const std::string &why) {
+	Fail(ErrorKind::CONFLICT, "head_conflict",
+	     "Branch " + database + "/" + branch + " was taken over by another writer (" + why +
+	         "), so this database no longer ships its WAL and this commit was not applied (DuckDB rolled it "
+	         "back); earlier commits stay in the local database. To keep this copy, attach it with SHIP_WAL 'off' "
+	         "(and clone it under a new name to publish it); to continue the branch, recover a fresh copy with "
+	         "differential_recover_branch().");
+}
+
+ChainWriter::ChainWriter(ShipTarget target_p) : target(std::move(target_p)) {
+	auto stored = target.repository->metadata->shipping.State(target.database, target.branch);
+	if (stored) {
+		state = *stored;
+	}
+}
+
+void ChainWriter::Save() {
+	target.repository->metadata->shipping.SetState(target.database, target.branch, state);
+}
+
+void ChainWriter::CheckNotFenced() const {
+	if (state.fenced) {
+		FailFenced(target.database, target.branch, "a recovery sealed its WAL chain");
+	}
+}
+
+void ChainWriter::Fenced(const std::string &why) {
+	state.fenced = true;
+	Save();
+	LogWarning("ship_fenced", target.database + "/" + target.branch + ": " + why);
+	FailFenced(target.database, target.branch, why);
+}
+
+bool ChainWriter::PutNext(const std::string &blob) {
+	auto &store = *target.store;
+	auto key = EpochKey(target.database, target.branch, state.chain, state.seq + 1);
+	PutRequest put;
+	put.key = key;
+	put.data = blob.data();
+	put.size = blob.size();
+	put.condition = PutCondition::CreateOnly();
+	counters.requests++;
+	auto result = store.Put(put);
+	if (result.outcome.Ok()) {
+		counters.bytes += blob.size();
+		return true;
+	}
+	if (result.outcome.status != ObjectStatus::PRECONDITION_FAILED && result.outcome.status != ObjectStatus::CONFLICT) {
+		FailRemote(result.outcome, store, "shipping the epoch " + key);
+	}
+	counters.requests++;
+	auto got = store.Get(key);
+	if (!got.outcome.Ok()) {
+		FailRemote(got.outcome, store, "reading the epoch " + key + " another PUT holds");
+	}
+	if (got.data == blob) {
+		return true; // our own write, whose answer was lost
+	}
+	Epoch there;
+	std::string why;
+	if (!DecodeEpoch(got.data, there, why) ||
+	    !VerifyEpoch(there, target.database, target.branch, state.chain, state.seq + 1, state.link, why)) {
+		Fenced("the object at " + key + " is not a valid continuation of this chain: " + why);
+	}
+	if (there.kind == EpochKind::SEAL || there.writer != target.settings.writer) {
+		Fenced(std::string("a ") + SealReasonName(there.reason) + " seal of writer " + there.writer + " holds " + key);
+	}
+	// An epoch this database wrote before a crash, which the metadata never recorded: step past it.
+	state.seq++;
+	state.link = EpochHash(got.data);
+	Save();
+	return false;
+}
+
+void ChainWriter::PutCommit(Epoch &epoch) {
+	CheckNotFenced();
+	LogTimer timer;
+	epoch.kind = EpochKind::COMMIT;
+	epoch.database = target.database;
+	epoch.branch = target.branch;
+	epoch.writer = target.settings.writer;
+	std::string blob;
+	do {
+		epoch.chain = state.chain;
+		epoch.seq = state.seq + 1;
+		epoch.previous = state.link;
+		blob = EncodeEpoch(epoch);
+	} while (!PutNext(blob));
+	state.seq++;
+	state.link = EpochHash(blob);
+	Save();
+	counters.epochs++;
+	chain_epochs++;
+	chain_bytes += blob.size();
+	LogEvent("ship_epoch", timer.ElapsedMs(),
+	         EpochKey(target.database, target.branch, state.chain, state.seq) + " " + std::to_string(blob.size()) +
+	             " bytes, " + std::to_string(epoch.wal.size()) + " WAL bytes, " + std::to_string(epoch.chunks.size()) +
+	             " chunks");
+}
+
+void ChainWriter::MoveHead(const Hash256 &base, uint64_t chain) {
+	auto &store = *target.store;
+	auto key = HeadKey(target.database, target.branch);
+	for (int attempt = 0; attempt < 4; attempt++) {
+		counters.requests++;
+		auto got = store.Get(key);
+		BranchHead head;
+		PutCondition condition = PutCondition::CreateOnly();
+		if (got.outcome.Ok()) {
+			std::string why;
+			if (!DecodeHead(got.data, head, why)) {
+				Fail(
+				    ErrorKind::IO, "corrupt_head",
+				    "The head " + key + " in " + store.Describe() + " is damaged (" + why +
+				        "), so the WAL chain cannot be published. Restore it from a bucket backup, then commit again.");
+			}
+			if (head.chain > chain ||
+			    (head.chain == chain && head.chain_base != base && !IsZeroHash(head.chain_base))) {
+				Fenced("the head " + key + " names chain " + std::to_string(head.chain) + " of another writer");
+			}
+			condition = PutCondition::IfMatch(got.etag);
+		} else if (got.outcome.status == ObjectStatus::NOT_FOUND) {
+			head.database = target.database;
+			head.branch = target.branch;
+			head.descriptor = base; // no snapshot exported yet: remote readers see the base
+		} else {
+			FailRemote(got.outcome, store, "reading the head " + key);
+		}
+		head.chain = chain;
+		head.chain_base = base;
+		auto text = EncodeHead(head);
+		PutRequest put;
+		put.key = key;
+		put.data = text.data();
+		put.size = text.size();
+		put.condition = condition;
+		counters.requests++;
+		auto result = store.Put(put);
+		if (result.outcome.Ok()) {
+			PublishedHead record {head.snapshot_id, head.descriptor, result.etag};
+			record.chain = chain;
+			record.chain_base = base;
+			target.repository->metadata->remote.RecordHead(target.store_url, target.database, target.branch, record);
+			return;
+		}
+		if (result.outcome.status != ObjectStatus::PRECONDITION_FAILED &&
+		    result.outcome.status != ObjectStatus::CONFLICT && result.outcome.status != ObjectStatus::NOT_FOUND) {
+			FailRemote(result.outcome, store, "moving the head " + key);
+		}
+		// The head moved meanwhile (a snapshot export of this database): read it again.
+	}
+	Fail(ErrorKind::CONFLICT, "head_conflict",
+	     "The head " + HeadKey(target.database, target.branch) + " in " + target.store->Describe() +
+	         " kept changing while the WAL chain was published; the epochs are safe (readers follow the seal). "
+	         "Commit again to retry.");
+}
+
+void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
+	CheckNotFenced();
+	LogTimer timer;
+	ExportStats stats;
+	ExportContext context {*target.repository, target.database, *target.store, target.store_url};
+	ExportDescriptor descriptor;
+	descriptor.database = target.database;
+	descriptor.snapshot_id = 0;
+	descriptor.created_unix_ms =
+	    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+	        .count();
+	descriptor.length = base.length;
+	auto base_hash = ExportImage(context, base.chunks, descriptor, stats);
+	counters.requests += stats.requests;
+	uint64_t next = state.chain + 1;
+	if (state.chain != 0 && IsZeroHash(state.base)) {
+		// A recovery sealed the previous chain and reserved this one: it only needs its base.
+		next = state.chain;
+	} else if (state.chain != 0) {
+		Epoch seal;
+		seal.kind = EpochKind::SEAL;
+		seal.reason = reason;
+		seal.database = target.database;
+		seal.branch = target.branch;
+		seal.writer = target.settings.writer;
+		seal.successor_chain = next;
+		seal.successor_base = base_hash;
+		std::string blob;
+		do {
+			seal.chain = state.chain;
+			seal.seq = state.seq + 1;
+			seal.previous = state.link;
+			blob = EncodeEpoch(seal);
+		} while (!PutNext(blob));
+	}
+	MoveHead(base_hash, next);
+	state.chain = next;
+	state.seq = 0;
+	state.base = base_hash;
+	state.link = base_hash;
+	Save();
+	counters.chains++;
+	chain_epochs = 0;
+	chain_bytes = 0;
+	LogEvent("ship_chain", timer.ElapsedMs(),
+	         target.database + "/" + target.branch + " chain " + std::to_string(next) + " base " +
+	             HashToHex(base_hash) + " (" + SealReasonName(reason) + ")");
+}
+
+} // namespace differential

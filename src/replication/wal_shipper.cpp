@@ -1,0 +1,272 @@
+// Capturing and shipping WAL epochs. A capture happens at the WAL FileSync, when the WAL and the main
+// file are consistent (DuckDB holds its WAL lock); shipping may happen then ('sync') or later ('async'),
+// from what was captured, so a later checkpoint can never mix into an epoch.
+#include "replication/wal_shipper.hpp"
+
+#include "common/errors.hpp"
+#include "common/logging.hpp"
+#include "export/snapshot_export.hpp"
+#include "storage/chunk_geometry.hpp"
+#include "storage/sync_observer.hpp"
+
+#include <map>
+
+namespace differential {
+
+WalShipper::WalShipper(ShipTarget target_p) : target(std::move(target_p)), writer(target) {
+	fenced = writer.State().fenced;
+	if (target.settings.mode == "async") {
+		thread = std::thread([this]() { Run(); });
+	}
+}
+
+WalShipper::~WalShipper() {
+	if (thread.joinable()) {
+		{
+			std::lock_guard<std::mutex> guard(capture_lock);
+			stopping = true;
+		}
+		wake.notify_all();
+		thread.join();
+	}
+}
+
+ShipCounters WalShipper::Counters() {
+	std::lock_guard<std::mutex> guard(ship_lock);
+	return writer.counters;
+}
+
+WalShipper::Status WalShipper::Describe() {
+	Status status;
+	status.database = target.database;
+	status.branch = target.branch;
+	status.mode = target.settings.mode;
+	status.interval_s = target.settings.interval_s;
+	{
+		std::lock_guard<std::mutex> guard(capture_lock);
+		status.pending = pending.size();
+	}
+	std::lock_guard<std::mutex> guard(ship_lock);
+	status.state = writer.State();
+	status.state.fenced = status.state.fenced || fenced;
+	status.counters = writer.counters;
+	return status;
+}
+
+ChainBase WalShipper::PublishedBase(VersionedFile &main) {
+	auto &catalog = *target.repository->storage->catalog;
+	StoredFile stored;
+	ChainBase base;
+	if (catalog.LoadFile(main.Address(), stored, false)) {
+		base.chunks = PublishedChunkHashes(catalog, stored);
+		base.length = stored.length;
+	}
+	return base;
+}
+
+WalShipper::Capture WalShipper::CaptureLocked(VersionedFile &wal, VersionedFile &main) {
+	Capture capture;
+	auto current = main.CurrentChunkHashes();
+	auto wal_length = wal.Length();
+	bool header_changed = cursor.started && !current.empty() && current[0] != cursor.base_header;
+	bool limit = cursor.epochs >= CHAIN_MAX_EPOCHS || cursor.bytes >= CHAIN_MAX_BYTES;
+	if (!cursor.started || wal_length < cursor.wal_end || header_changed || limit) {
+		// A new chain: the main file as published (its header is the last checkpoint's), and the whole
+		// WAL since that checkpoint as its first epoch.
+		capture.new_chain = true;
+		capture.reason = limit && !header_changed ? SealReason::LIMIT : SealReason::CHECKPOINT;
+		capture.base = PublishedBase(main);
+		cursor = Cursor();
+		cursor.started = true;
+		cursor.chunks = capture.base.chunks;
+		cursor.base_header = capture.base.chunks.empty() ? Hash256 {} : capture.base.chunks[0];
+	}
+	auto &epoch = capture.epoch;
+	epoch.wal_offset = cursor.wal_end;
+	if (wal_length > cursor.wal_end) {
+		epoch.wal.resize(wal_length - cursor.wal_end);
+		auto got = wal.Read(&epoch.wal[0], epoch.wal.size(), cursor.wal_end);
+		epoch.wal.resize(got);
+	}
+	auto file_length = main.Length();
+	epoch.file_length = file_length;
+	cursor.chunks.resize(std::max(cursor.chunks.size(), current.size()));
+	for (uint64_t i = 0; i < current.size(); i++) {
+		if (IsZeroHash(current[i]) || current[i] == cursor.chunks[i] || ChunkStart(i) >= file_length) {
+			continue;
+		}
+		EpochChunk chunk;
+		chunk.index = i;
+		chunk.bytes.resize(std::min(ChunkCapacity(i), file_length - ChunkStart(i)));
+		chunk.bytes.resize(main.Read(&chunk.bytes[0], chunk.bytes.size(), ChunkStart(i)));
+		// Hash what was read: a concurrent write may have replaced the chunk since the hashes were taken.
+		chunk.sha256 = Sha256(chunk.bytes.data(), chunk.bytes.size());
+		cursor.chunks[i] = chunk.sha256;
+		epoch.chunks.push_back(std::move(chunk));
+	}
+	cursor.wal_end = epoch.WalEnd();
+	if (capture.HasPayload()) {
+		cursor.epochs++;
+		cursor.bytes += epoch.wal.size();
+		for (auto &chunk : epoch.chunks) {
+			cursor.bytes += chunk.bytes.size();
+		}
+	}
+	return capture;
+}
+
+void WalShipper::Ship(std::deque<Capture> &items) {
+	while (!items.empty()) {
+		auto &item = items.front();
+		// 'async' folds what the interval captured into one epoch, up to the next new chain.
+		while (items.size() > 1 && !items[1].new_chain) {
+			auto next = std::move(items[1]);
+			items.erase(items.begin() + 1);
+			std::map<uint64_t, size_t> at;
+			for (size_t i = 0; i < item.epoch.chunks.size(); i++) {
+				at[item.epoch.chunks[i].index] = i;
+			}
+			item.epoch.wal += next.epoch.wal;
+			item.epoch.file_length = next.epoch.file_length;
+			for (auto &chunk : next.epoch.chunks) {
+				auto found = at.find(chunk.index);
+				if (found != at.end()) {
+					item.epoch.chunks[found->second] = std::move(chunk);
+				} else {
+					at[chunk.index] = item.epoch.chunks.size();
+					item.epoch.chunks.push_back(std::move(chunk));
+				}
+			}
+		}
+		if (item.new_chain) {
+			writer.StartChain(item.base, item.reason);
+			item.new_chain = false;
+		}
+		if (item.HasPayload()) {
+			writer.PutCommit(item.epoch);
+		}
+		items.pop_front();
+	}
+}
+
+void WalShipper::OnWalSync(VersionedFile &wal, VersionedFile &main) {
+	if (target.settings.mode != "sync") {
+		if (fenced) {
+			FailFenced(target.database, target.branch, "a recovery sealed its WAL chain");
+		}
+		std::lock_guard<std::mutex> guard(capture_lock);
+		pending.push_back(CaptureLocked(wal, main));
+		return;
+	}
+	std::lock_guard<std::mutex> ship(ship_lock);
+	writer.CheckNotFenced();
+	Cursor saved;
+	std::deque<Capture> items;
+	{
+		std::lock_guard<std::mutex> guard(capture_lock);
+		saved = cursor;
+		items.push_back(CaptureLocked(wal, main));
+	}
+	try {
+		Ship(items);
+	} catch (...) {
+		// DuckDB reverts the commit whose FileSync failed: capture it again from where this one started.
+		std::lock_guard<std::mutex> guard(capture_lock);
+		cursor = saved;
+		throw;
+	}
+}
+
+void WalShipper::Run() {
+	auto interval = std::chrono::seconds(std::max<int64_t>(1, target.settings.interval_s));
+	std::unique_lock<std::mutex> guard(capture_lock);
+	while (true) {
+		wake.wait_for(guard, interval, [&]() { return stopping; });
+		if (pending.empty()) {
+			if (stopping) {
+				return;
+			}
+			continue;
+		}
+		auto items = std::move(pending);
+		pending.clear();
+		guard.unlock();
+		try {
+			std::lock_guard<std::mutex> ship(ship_lock);
+			Ship(items);
+		} catch (DifferentialError &error) {
+			if (error.code == "head_conflict") {
+				fenced = true;
+			}
+			LogWarning("ship_failed", std::string(error.what()) + " (the commits stay local; retried next interval)");
+		}
+		guard.lock();
+		if (!items.empty() && !fenced) {
+			// Keep order: what failed goes before what was captured meanwhile.
+			for (auto it = items.rbegin(); it != items.rend(); ++it) {
+				pending.push_front(std::move(*it));
+			}
+		}
+		if (stopping && (pending.empty() || !items.empty())) {
+			return;
+		}
+	}
+}
+
+static std::mutex registry_lock;
+static std::map<std::string, std::weak_ptr<WalShipper>> &Shippers() {
+	static auto *shippers = new std::map<std::string, std::weak_ptr<WalShipper>>();
+	return *shippers;
+}
+
+void RegisterShipper(const std::string &owner_key, const std::shared_ptr<WalShipper> &shipper) {
+	std::lock_guard<std::mutex> guard(registry_lock);
+	Shippers()[owner_key] = shipper;
+}
+
+std::vector<WalShipper::Status> ShipperStatuses() {
+	std::vector<std::shared_ptr<WalShipper>> alive;
+	{
+		std::lock_guard<std::mutex> guard(registry_lock);
+		for (auto &entry : Shippers()) {
+			if (auto shipper = entry.second.lock()) {
+				alive.push_back(shipper);
+			}
+		}
+	}
+	std::vector<WalShipper::Status> out;
+	for (auto &shipper : alive) {
+		out.push_back(shipper->Describe());
+	}
+	return out;
+}
+
+//! Routes the WAL syncs of registered branches to their shipper; every other sync passes by.
+class ShippingObserver : public SyncObserver {
+public:
+	void AfterSync(const FileAddress &address, VersionedFile &file, VersionedFile *main_file) override {
+		if (!main_file || address.file_name != std::string(MAIN_FILE_NAME) + ".wal") {
+			return;
+		}
+		std::shared_ptr<WalShipper> shipper;
+		{
+			std::lock_guard<std::mutex> guard(registry_lock);
+			auto found = Shippers().find(address.OwnerKey());
+			if (found == Shippers().end()) {
+				return;
+			}
+			shipper = found->second.lock();
+			if (!shipper) {
+				Shippers().erase(found);
+				return;
+			}
+		}
+		shipper->OnWalSync(file, *main_file);
+	}
+};
+
+void InstallWalShipping() {
+	InstallSyncObserver(std::make_shared<ShippingObserver>());
+}
+
+} // namespace differential

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from differential_testing import connect, scalar
+from differential_testing import connect, refused, scalar
 from toxiproxy import Toxiproxy
 
 
@@ -112,3 +112,11 @@ def test_every_request_is_logged_with_its_duration_and_attempts_and_no_secret(re
         assert value not in text
     assert scalar(con, "SELECT count(*) FROM differential_snapshots('orders')") == 1
     assert pathlib.Path(repository).exists()
+
+
+@pytest.mark.parametrize("value", [0, 65, -1])
+def test_export_concurrency_out_of_range_is_refused_and_changes_nothing(value):
+    con = connect()
+    con.execute("SET differential_export_concurrency = 8")
+    refused(con, f"SET differential_export_concurrency = {value}", "invalid_argument")
+    assert scalar(con, "SELECT current_setting('differential_export_concurrency')") == 8

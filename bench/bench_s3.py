@@ -14,7 +14,6 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -22,13 +21,13 @@ import time
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "test" / "python"))
-from s3_server import CACHE, VersityGW, free_port  # noqa: E402
+from s3_server import CACHE, VersityGW  # noqa: E402
+from toxiproxy import Toxiproxy  # noqa: E402
 
 EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
 PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
 HTTPFS_VERSION = "1.5.5"
 HTTPFS_VENV = CACHE / f"venv-httpfs-{HTTPFS_VERSION}"
-TOXIPROXY = CACHE / "bin-toxiproxy-v2.5.0"
 
 # Runs in a fresh process: reads {"config", "setup", "query"} from stdin, prints seconds (setup + query) and
 # the result's hash. Credentials travel on stdin, never on a command line.
@@ -60,36 +59,6 @@ def ensure_httpfs_venv():
         stamp.write_text("")
     extension = next((HTTPFS_VENV / "lib").rglob("httpfs.duckdb_extension"))
     return python, extension
-
-
-class Toxiproxy:
-    """Toxiproxy's server and one proxy in front of the S3 server, configured with its own CLI."""
-
-    def __init__(self, upstream_port, latency_ms):
-        self.api = free_port()
-        self.process = subprocess.Popen([str(TOXIPROXY / "server"), "-host", "127.0.0.1", "-port", str(self.api)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 15
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.api), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("toxiproxy did not start")
-                time.sleep(0.05)
-        self.port = free_port()
-        self.cli("create", "--listen", f"127.0.0.1:{self.port}", "--upstream", f"127.0.0.1:{upstream_port}", "s3")
-        if latency_ms:
-            self.cli("toxic", "add", "--type", "latency", "--attribute", f"latency={latency_ms}", "s3")
-
-    def cli(self, *args):
-        subprocess.run([str(TOXIPROXY / "cli"), "--host", f"http://127.0.0.1:{self.api}", *args], check=True,
-                       stdout=subprocess.DEVNULL)
-
-    def close(self):
-        self.process.terminate()
-        self.process.wait(timeout=30)
 
 
 def run_worker(python, spec):

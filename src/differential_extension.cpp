@@ -31,6 +31,15 @@ static void CheckMaxConcurrent(ClientContext &, SetScope, Value &parameter) {
 	}
 }
 
+static void CheckExportConcurrency(ClientContext &, SetScope, Value &parameter) {
+	if (!parameter.IsNull() && (parameter.GetValue<int64_t>() < 1 || parameter.GetValue<int64_t>() > 64)) {
+		differential::Translated([&]() {
+			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			                   "differential_export_concurrency must be between 1 (one pack upload at a time) and 64.");
+		});
+	}
+}
+
 static void CheckRemoteCacheSize(ClientContext &, SetScope, Value &parameter) {
 	if (!parameter.IsNull()) {
 		differential::Translated([&]() { differential::ParseRemoteCacheSize(parameter.ToString()); });
@@ -62,6 +71,9 @@ static void LoadInternal(ExtensionLoader &loader) {
 	                          "After each export of an S3 database, drop the local payload of its chunks the "
 	                          "DATA_PATH now holds (reads fetch them back; cleanup reclaims the space)",
 	                          LogicalType::BOOLEAN, Value::BOOLEAN(false));
+	config.AddExtensionOption("differential_export_concurrency",
+	                          "How many pack uploads an export of an S3 database keeps in flight at once (1-64)",
+	                          LogicalType::BIGINT, Value::BIGINT(4), CheckExportConcurrency, SetScope::GLOBAL);
 	config.AddExtensionOption("differential_merge_skip_unchanged",
 	                          "Let merges skip reading a side's table whose storage is byte-identical to the base's "
 	                          "(false: read all three sides, the reference method)",

@@ -12,7 +12,8 @@
 namespace differential {
 
 std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Repository &repository,
-                                        const std::string &database, std::optional<int64_t> up_to) {
+                                        const std::string &database, std::optional<int64_t> up_to,
+                                        const std::shared_ptr<std::atomic<double>> &progress) {
 	auto data_path = repository.metadata->remote.DataPath(database);
 	if (!data_path) {
 		return std::nullopt;
@@ -29,7 +30,17 @@ std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Reposito
 		         "').");
 	}
 	RegisterEvictionStore(data_path->store_url, store, PACKS_PREFIX);
-	auto run = ExportPendingSnapshots(repository, database, *store, data_path->store_url, up_to);
+	ExportTuning tuning;
+	if (progress) {
+		tuning.progress = [&progress](double percent) {
+			*progress = percent;
+		};
+	}
+	duckdb::Value concurrency;
+	if (context.TryGetCurrentSetting("differential_export_concurrency", concurrency) && !concurrency.IsNull()) {
+		tuning.upload_concurrency = static_cast<size_t>(concurrency.GetValue<int64_t>());
+	}
+	auto run = ExportPendingSnapshots(repository, database, *store, data_path->store_url, up_to, tuning);
 	duckdb::Value evict;
 	if (context.TryGetCurrentSetting("differential_evict_after_export", evict) && !evict.IsNull() &&
 	    evict.GetValue<bool>()) {

@@ -6,6 +6,8 @@
 #include "export/export_pending.hpp"
 #include "repository/repository.hpp"
 
+#include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,8 +15,10 @@ namespace differential {
 
 //! Exports the database's unexported snapshots (up to `up_to`) to its DATA_PATH and moves its heads;
 //! nothing (nullopt) for a database without a DATA_PATH. Called after every operation that records
-//! snapshots, once they are durable locally; its refusals say that the snapshots stay local.
+//! snapshots, once they are durable locally; its refusals say that the snapshots stay local. `progress`, when
+//! given, follows the run in percent (the calling table function's progress bar).
 std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Repository &repository,
-                                        const std::string &database, std::optional<int64_t> up_to = std::nullopt);
+                                        const std::string &database, std::optional<int64_t> up_to = std::nullopt,
+                                        const std::shared_ptr<std::atomic<double>> &progress = nullptr);
 
 } // namespace differential

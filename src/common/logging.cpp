@@ -2,6 +2,8 @@
 // system, a table function) opens a LogScope; the layers below only report.
 #include "common/logging.hpp"
 
+#include "common/log_handoff.hpp"
+
 namespace differential {
 
 static thread_local LogSink *current_sink = nullptr;
@@ -12,6 +14,10 @@ LogScope::LogScope(LogSink *sink) : previous(current_sink) {
 
 LogScope::~LogScope() {
 	current_sink = previous;
+}
+
+LogSink *CurrentLogSink() {
+	return current_sink;
 }
 
 bool LogEnabled(LogLevel level) {

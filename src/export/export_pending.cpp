@@ -138,8 +138,17 @@ static bool HeadsBehind(ExportContext &context) {
 	return false;
 }
 
-static void ExportObjects(ExportContext &context, const std::vector<PendingExport> &pending, ExportRun &run) {
-	for (auto &snapshot : pending) {
+static void ExportObjects(ExportContext &context, const std::vector<PendingExport> &pending, ExportRun &run,
+                          const std::function<void(double)> &progress) {
+	for (size_t i = 0; i < pending.size(); i++) {
+		auto &snapshot = pending[i];
+		if (progress) {
+			// Each snapshot gets an equal share of the first 90 percent, filled as its packs go up.
+			context.pack_progress = [&progress, i, &pending](size_t done, size_t total) {
+				double within = total ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+				progress(90.0 * (static_cast<double>(i) + within) / static_cast<double>(pending.size()));
+			};
+		}
 		ExportedSnapshot exported;
 		exported.snapshot_id = snapshot.snapshot_id;
 		exported.branch_name = snapshot.branch_name;
@@ -162,9 +171,11 @@ static void ExportObjects(ExportContext &context, const std::vector<PendingExpor
 }
 
 ExportRun ExportPendingSnapshots(Repository &repository, const std::string &database, ObjectStore &store,
-                                 const std::string &store_url, std::optional<int64_t> up_to) {
+                                 const std::string &store_url, std::optional<int64_t> up_to,
+                                 const ExportTuning &tuning) {
 	ExportLock lock(repository.root);
-	ExportContext context {repository, database, store, store_url};
+	ExportContext context {repository, database, store, store_url, nullptr, tuning.upload_concurrency};
+	auto &progress = tuning.progress;
 	ExportRun run;
 	auto pending = repository.metadata->remote.PendingExports(database, up_to);
 	auto expiries = DueExpiryRecords(context);
@@ -178,10 +189,16 @@ ExportRun ExportPendingSnapshots(Repository &repository, const std::string &data
 	} catch (ExportFailure &e) {
 		RaiseFailure(context, pending.empty() ? -1 : pending.front().snapshot_id, e);
 	}
-	ExportObjects(context, pending, run);
+	ExportObjects(context, pending, run, progress);
+	if (progress) {
+		progress(90.0);
+	}
 	PublishHeads(context, run);
 	PublishExpiryRecords(context, expiries, run);
 	marker.reset(); // its DELETE counts in this run
+	if (progress) {
+		progress(100.0);
+	}
 	LogEvent("export", timer.ElapsedMs(),
 	         database + " to " + store_url + ": " + std::to_string(run.snapshots.size()) + " snapshot(s), " +
 	             std::to_string(run.heads.size()) + " head(s), " + std::to_string(run.expiry_records) +

@@ -7,6 +7,7 @@
 #include "repository/repository.hpp"
 #include "storage/object_store.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,16 @@ struct ExportRun {
 //! name the branch's (exported) head snapshot. Runs under the repository's export lock, so the processes of one
 //! repository take turns. Throws export_failed / access_denied (the snapshot stays local, a retry continues),
 //! head_conflict (another writer moved the head) or conditional_writes_unsupported.
+//! How an export run goes about it (nothing here changes what it writes).
+struct ExportTuning {
+	//! Called with the run's percentage (0-100): the snapshots' chunk uploads make up the first 90, then the
+	//! heads and records.
+	std::function<void(double)> progress;
+	//! Pack PUTs in flight at once; index pages, descriptor, commit record and heads wait for all of them.
+	size_t upload_concurrency = 4;
+};
 ExportRun ExportPendingSnapshots(Repository &repository, const std::string &database, ObjectStore &store,
-                                 const std::string &store_url, std::optional<int64_t> up_to = std::nullopt);
+                                 const std::string &store_url, std::optional<int64_t> up_to = std::nullopt,
+                                 const ExportTuning &tuning = ExportTuning());
 
 } // namespace differential

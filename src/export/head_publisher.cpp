@@ -5,6 +5,7 @@
 #include "common/logging.hpp"
 #include "remote/conditional_write_probe.hpp"
 #include "remote/export_format.hpp"
+#include "remote/logged_object_store.hpp"
 
 #include <map>
 #include <mutex>
@@ -20,7 +21,8 @@ static void RequireConditionalWrites(ExportContext &context) {
 	auto it = verdicts->find(context.store_url);
 	if (it == verdicts->end()) {
 		LogTimer timer;
-		auto result = ProbeConditionalWrites(context.store, "probes/");
+		LoggedObjectStore logged(context.store, "probe_request");
+		auto result = ProbeConditionalWrites(logged, "probes/");
 		LogEvent("export_probe", timer.ElapsedMs(),
 		         context.store.Describe() + (result.passed ? ": conditional writes honoured" : ": " + result.failure));
 		if (!result.passed && (result.status == ObjectStatus::DENIED || result.status == ObjectStatus::TRANSIENT)) {

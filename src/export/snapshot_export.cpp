@@ -1,15 +1,21 @@
-// One snapshot's export: its chunks the store has not seen go up in packs (each recorded as soon as
-// it is in the store, so a failed export resumes where it stopped), then the export index pages, the
-// descriptor and the commit record, in that order: nothing written later can point at a missing object.
+// One snapshot's export: its chunks the store has not seen go up in packs, several at once (each recorded
+// as soon as it is in the store, so a failed export resumes where it stopped), then, once every pack is
+// in, the export index pages, the descriptor and the commit record, in that order: nothing written later
+// can point at a missing object.
 #include "export/snapshot_export.hpp"
 
 #include "common/errors.hpp"
+#include "common/log_handoff.hpp"
 #include "remote/export_format.hpp"
 #include "storage/chunk_geometry.hpp"
 #include "storage/diff_path.hpp"
 #include "storage/index_page.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <deque>
+#include <exception>
+#include <future>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -82,8 +88,51 @@ static std::vector<uint8_t> FillPack(RepositoryStorage &storage, const std::vect
 	return pack;
 }
 
-static void UploadMissingChunks(ExportContext &context, ExportUploader &uploader, const std::vector<Hash256> &chunks,
-                                KnownChunks &known, ExportStats &stats) {
+//! One pack on its way up: its bytes and chunks, and the PUT running on a thread of its own.
+struct PackUpload {
+	std::vector<uint8_t> bytes;
+	std::vector<PackedChunk> entries;
+	ExportStats stats;
+	std::future<void> done; //! declared last: destroyed (waited for) before the bytes it sends
+};
+
+static void StartUpload(ExportContext &context, PackUpload &upload) {
+	auto sink = CurrentLogSink(); // its request is logged like the others
+	upload.done = std::async(std::launch::async, [&context, &upload, sink] {
+		LogScope scope(sink);
+		ExportUploader uploader(context.store, upload.stats);
+		uploader.PutContent(PackKey(upload.entries.front().pack), upload.bytes.data(), upload.bytes.size());
+	});
+}
+
+//! Waits for the oldest upload and records its pack, so an export that fails later resumes after it.
+static void FinishUpload(ExportContext &context, PackUpload &upload, KnownChunks &known, ExportStats &stats) {
+	upload.done.get(); // rethrows the upload's ExportFailure
+	stats.Add(upload.stats);
+	stats.packs++;
+	stats.chunks += upload.entries.size();
+	context.repository.metadata->remote.RecordPack(context.store_url, upload.entries);
+	for (auto &entry : upload.entries) {
+		known[entry.chunk] = entry;
+	}
+}
+
+//! After a failure: lets the uploads still running end, records those that succeeded, rethrows the first.
+[[noreturn]] static void Drain(ExportContext &context, std::deque<PackUpload> &uploads, KnownChunks &known,
+                               ExportStats &stats, std::exception_ptr failure) {
+	for (auto &upload : uploads) {
+		try {
+			FinishUpload(context, upload, known, stats);
+		} catch (...) {
+			// The first failure is the one reported; this one has the same retry.
+		}
+	}
+	uploads.clear();
+	std::rethrow_exception(failure);
+}
+
+static void UploadMissingChunks(ExportContext &context, const std::vector<Hash256> &chunks, KnownChunks &known,
+                                ExportStats &stats) {
 	std::vector<Hash256> missing;
 	std::unordered_set<Hash256, Hash256Hasher> seen;
 	for (auto &chunk : chunks) {
@@ -91,21 +140,39 @@ static void UploadMissingChunks(ExportContext &context, ExportUploader &uploader
 			missing.push_back(chunk);
 		}
 	}
-	auto &storage = *context.repository.storage;
-	for (size_t next = 0; next < missing.size();) {
-		std::vector<PackedChunk> entries;
-		auto pack = FillPack(storage, missing, next, entries);
-		auto pack_hash = Sha256(pack.data(), pack.size());
-		for (auto &entry : entries) {
-			entry.pack = pack_hash;
+	auto report = [&](size_t done) {
+		if (context.pack_progress) {
+			context.pack_progress(done, missing.size());
 		}
-		uploader.PutContent(PackKey(pack_hash), pack.data(), pack.size());
-		stats.packs++;
-		stats.chunks += entries.size();
-		context.repository.metadata->remote.RecordPack(context.store_url, entries);
-		for (auto &entry : entries) {
-			known[entry.chunk] = entry;
+	};
+	report(0);
+	// Up to `upload_concurrency` PUTs in flight (each pack at most 8 MiB in memory): with a first-byte
+	// latency per request, one at a time leaves the link idle most of the time.
+	std::deque<PackUpload> uploads;
+	size_t chunks_done = 0;
+	for (size_t next = 0; next < missing.size() || !uploads.empty();) {
+		try {
+			if (next < missing.size() && uploads.size() < std::max<size_t>(1, context.upload_concurrency)) {
+				uploads.emplace_back();
+				auto &upload = uploads.back();
+				upload.bytes = FillPack(*context.repository.storage, missing, next, upload.entries);
+				auto pack_hash = Sha256(upload.bytes.data(), upload.bytes.size());
+				for (auto &entry : upload.entries) {
+					entry.pack = pack_hash;
+				}
+				StartUpload(context, upload);
+				continue;
+			}
+			FinishUpload(context, uploads.front(), known, stats);
+		} catch (...) {
+			if (!uploads.empty() && !uploads.back().done.valid()) {
+				uploads.pop_back(); // FillPack failed: that pack never started
+			}
+			Drain(context, uploads, known, stats, std::current_exception());
 		}
+		chunks_done += uploads.front().entries.size();
+		uploads.pop_front();
+		report(chunks_done);
 	}
 }
 
@@ -140,7 +207,7 @@ Hash256 ExportImage(ExportContext &context, const std::vector<Hash256> &chunks, 
                     ExportStats &stats) {
 	ExportUploader uploader(context.store, stats);
 	auto known = context.repository.metadata->remote.KnownChunks(context.store_url, chunks);
-	UploadMissingChunks(context, uploader, chunks, known, stats);
+	UploadMissingChunks(context, chunks, known, stats);
 	descriptor.index_pages = UploadIndexPages(context, uploader, chunks, known, stats);
 	auto text = EncodeDescriptor(descriptor);
 	auto descriptor_hash = Sha256(text.data(), text.size());

@@ -5,6 +5,7 @@
 #include "remote/export_format.hpp"
 #include "repository/repository.hpp"
 
+#include <functional>
 #include <string>
 
 namespace differential {
@@ -14,6 +15,10 @@ struct ExportContext {
 	const std::string &database;
 	ObjectStore &store;
 	const std::string &store_url;
+	//! Called with (packs uploaded, packs to upload) of the snapshot being exported, for a progress bar.
+	std::function<void(size_t, size_t)> pack_progress;
+	//! How many pack PUTs may be in flight at once (ExportTuning).
+	size_t upload_concurrency;
 };
 
 //! Uploads what the snapshot needs that the store does not hold (packs, then export index pages),

@@ -7,6 +7,7 @@
 #include "duckdb/common/types/interval.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "remote/logged_object_store.hpp"
 #include "remote/remote_cleanup.hpp"
 #include "remote/remote_journal.hpp"
 
@@ -26,7 +27,8 @@ static Rows RunCleanup(ClientContext &context, const std::string &url, RemoteCle
 	};
 	RemoteCleanupReport r;
 	LogTimer timer;
-	auto outcome = CleanupRemoteFiles(*store, options, r);
+	LoggedObjectStore logged(*store, "cleanup_request"); // every request in duckdb_logs
+	auto outcome = CleanupRemoteFiles(logged, options, r);
 	if (!outcome.Ok()) {
 		FailRemote(outcome, *store, "cleaning up (nothing was deleted after this failure)");
 	}

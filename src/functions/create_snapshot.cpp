@@ -23,12 +23,14 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	if (request.name) {
 		ValidateName("snapshot", *request.name);
 	}
+	// Only an S3 database's export moves it: the checkpoint and the snapshot itself take no measurable time.
+	auto progress = std::make_shared<std::atomic<double>>(0);
 	return BindRows(
 	    {{"snapshot_id", LogicalType::BIGINT},
 	     {"snapshot_name", LogicalType::VARCHAR},
 	     {"branch_name", LogicalType::VARCHAR},
 	     {"created_at", LogicalType::TIMESTAMP_TZ}},
-	    [attached, request](ClientContext &context) {
+	    [attached, request, progress](ClientContext &context) {
 		    auto &catalog = AttachedDifferentialCatalog(context, attached);
 		    if (catalog.snapshot_id >= 0 || catalog.GetAttached().IsReadOnly()) {
 			    Fail(ErrorKind::INVALID_INPUT, "read_only",
@@ -50,11 +52,11 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    auto snapshot = catalog.repository->metadata->history.CreateSnapshot(catalog.database_name,
 		                                                                         catalog.branch_name, request);
 		    // The snapshot is durable locally; an S3 database exports it now (a failure says it stays local).
-		    ExportDatabase(context, *catalog.repository, catalog.database_name);
+		    ExportDatabase(context, *catalog.repository, catalog.database_name, std::nullopt, progress);
 		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name), Value(snapshot.branch_name),
 		                  TimestampFromMicros(snapshot.created_at_us)}};
 	    },
-	    types, names);
+	    types, names, progress);
 }
 
 TableFunction CreateSnapshotFunction() {

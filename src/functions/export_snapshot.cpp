@@ -33,6 +33,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
 	auto snapshot = NamedInteger(input, "snapshot");
+	auto progress = std::make_shared<std::atomic<double>>(0);
 	return BindRows(
 	    {{"snapshot_id", LogicalType::BIGINT},
 	     {"branch_name", LogicalType::VARCHAR},
@@ -42,7 +43,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"bytes_uploaded", LogicalType::BIGINT},
 	     {"requests", LogicalType::BIGINT},
 	     {"head_moved", LogicalType::BOOLEAN}},
-	    [database, snapshot](ClientContext &context) {
+	    [database, snapshot, progress](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
 		    auto data_path = metadata.remote.DataPath(database);
@@ -57,10 +58,10 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(*snapshot) +
 			             ". List its snapshots with differential_snapshots('" + database + "').");
 		    }
-		    auto run = ExportDatabase(context, *repository, database, snapshot);
+		    auto run = ExportDatabase(context, *repository, database, snapshot, progress);
 		    return ExportRows(*run, data_path->store_url);
 	    },
-	    types, names);
+	    types, names, progress);
 }
 
 TableFunction ExportSnapshotFunction() {

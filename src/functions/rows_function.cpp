@@ -4,6 +4,12 @@
 #include "common/duckdb_errors.hpp"
 #include "duckdb/common/types/timestamp.hpp"
 
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
 namespace differential {
 
 using namespace duckdb;
@@ -17,8 +23,19 @@ struct RowsState : public GlobalTableFunctionState {
 	bool produced = false;
 	Rows rows;
 	idx_t next = 0;
+	//! A producer that reports progress runs here (see Produced); joined before the state goes.
+	std::thread worker;
+	std::mutex lock;
+	std::condition_variable finished_signal;
+	bool finished = false;
+	std::exception_ptr error;
 	idx_t MaxThreads() const override {
 		return 1;
+	}
+	~RowsState() override {
+		if (worker.joinable()) {
+			worker.join();
+		}
 	}
 };
 
@@ -39,12 +56,54 @@ static unique_ptr<GlobalTableFunctionState> InitRows(ClientContext &, TableFunct
 	return make_uniq<RowsState>();
 }
 
+//! Runs a progress-reporting producer on a thread of its own and hands control back to DuckDB every 5 ms
+//! with an empty chunk: DuckDB updates the query's progress (the bar, query_progress()) only between calls
+//! of the source, so a producer that held the executing thread for the whole call would show 0 until done.
+//! Returns whether the rows are there (or rethrows the producer's error).
+static bool Produced(ClientContext &context, const RowsBindData &bind, RowsState &state, TableFunctionInput &input) {
+	if (!state.worker.joinable()) {
+		state.worker = std::thread([&context, &bind, &state] {
+			Rows rows;
+			std::exception_ptr error;
+			try {
+				rows = Translated([&]() { return bind.producer(context); });
+			} catch (...) {
+				error = std::current_exception();
+			}
+			std::lock_guard<std::mutex> guard(state.lock);
+			state.rows = std::move(rows);
+			state.error = error;
+			state.finished = true;
+			state.finished_signal.notify_all();
+		});
+	}
+	std::unique_lock<std::mutex> guard(state.lock);
+	if (!state.finished_signal.wait_for(guard, std::chrono::milliseconds(5), [&] { return state.finished; })) {
+		input.async_result = AsyncResultType::HAVE_MORE_OUTPUT; // an empty chunk that is not the end
+		return false;
+	}
+	guard.unlock();
+	state.worker.join();
+	if (state.error) {
+		std::rethrow_exception(state.error);
+	}
+	return true;
+}
+
 static void ScanRows(ClientContext &context, TableFunctionInput &input, DataChunk &output) {
 	auto &state = input.global_state->Cast<RowsState>();
 	if (!state.produced) {
-		state.produced = true;
 		auto &bind = input.bind_data->Cast<RowsBindData>();
-		state.rows = Translated([&]() { return bind.producer(context); });
+		// DuckDB's synchronous scan mode (a debug setting) allows no empty chunk before the end: run in place.
+		if (bind.progress && input.results_execution_mode != AsyncResultsExecutionMode::SYNCHRONOUS) {
+			if (!Produced(context, bind, state, input)) {
+				output.SetCardinalityUnsafe(0);
+				return;
+			}
+		} else {
+			state.rows = Translated([&]() { return bind.producer(context); });
+		}
+		state.produced = true;
 	}
 	idx_t count = 0;
 	while (state.next < state.rows.size() && count < STANDARD_VECTOR_SIZE) {

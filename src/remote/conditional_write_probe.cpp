@@ -1,6 +1,8 @@
 // ProbeConditionalWrites: the three promises heads rely on, checked against the live store.
 #include "remote/conditional_write_probe.hpp"
 
+#include "common/fault_points.hpp"
+
 #include <atomic>
 #include <random>
 #include <thread>
@@ -59,9 +61,13 @@ ProbeResult ProbeConditionalWrites(ObjectStore &store, const std::string &scratc
 		return Failed("a create-only PUT of a new key did not succeed", first.outcome);
 	}
 	ProbeResult result;
-	auto again = PutText(store, key, "again", PutCondition::CreateOnly());
+	// The fault points send a check's write without its condition, so the real server answers a plain PUT
+	// exactly as a store that ignores the header would: no server we can run ignores it (tests only).
+	bool drop_create_only = InjectedFault("probe_ignore_if_none_match") != 0;
+	auto again = PutText(store, key, "again", drop_create_only ? PutCondition::None() : PutCondition::CreateOnly());
 	auto second = PutText(store, key, "second", PutCondition::IfMatch(first.etag));
-	auto stale = PutText(store, key, "stale", PutCondition::IfMatch(first.etag));
+	bool drop_if_match = InjectedFault("probe_ignore_if_match") != 0;
+	auto stale = PutText(store, key, "stale", drop_if_match ? PutCondition::None() : PutCondition::IfMatch(first.etag));
 	ObjectOutcome unexpected;
 	int wins = 0;
 	if (again.outcome.status != ObjectStatus::PRECONDITION_FAILED) {

@@ -60,9 +60,12 @@ GetResult ObjectStore::GetIfNoneMatch(const std::string &key, const std::string 
 
 ObjectOutcome ListAll(ObjectStore &store, const std::string &prefix, std::vector<ObjectInfo> &out) {
 	std::string token;
+	uint32_t attempts = 0; // of all pages, for the callers' request logs
 	do {
 		ListPage page = store.List(prefix, token);
+		attempts += page.outcome.attempts;
 		if (!page.outcome.Ok()) {
+			page.outcome.attempts = attempts;
 			return page.outcome;
 		}
 		for (auto &object : page.objects) {
@@ -70,7 +73,9 @@ ObjectOutcome ListAll(ObjectStore &store, const std::string &prefix, std::vector
 		}
 		token = std::move(page.next_token);
 	} while (!token.empty());
-	return {};
+	ObjectOutcome done;
+	done.attempts = attempts;
+	return done;
 }
 
 } // namespace differential

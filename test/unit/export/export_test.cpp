@@ -12,8 +12,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
+#include <thread>
 
 using namespace differential;
 using differential::test::ErrorCode;
@@ -46,6 +49,29 @@ public:
 		return inner.Put(request);
 	}
 	std::atomic<int> allowed;
+};
+
+//! Holds each pack PUT 100 ms and counts how many are in flight; any other PUT while one is, is out of order.
+class OrderCheckingStore : public test::ConditionDroppingStore {
+public:
+	explicit OrderCheckingStore(ObjectStore &inner) : ConditionDroppingStore(inner, false, false) {
+	}
+	PutResult Put(const PutRequest &request) override {
+		if (request.key.rfind("packs/", 0) != 0) {
+			out_of_order = out_of_order || in_flight > 0;
+			return inner.Put(request);
+		}
+		int now = ++in_flight;
+		for (int seen = most; now > seen && !most.compare_exchange_weak(seen, now);) {
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		auto result = inner.Put(request);
+		--in_flight;
+		return result;
+	}
+	std::atomic<int> in_flight {0};
+	std::atomic<int> most {0};
+	std::atomic<bool> out_of_order {false};
 };
 
 class ExportTest : public ::testing::Test {
@@ -167,6 +193,40 @@ TEST_F(ExportTest, FailedExportResumesAndHeadOnlyFollowsCompleteExports) {
 	EXPECT_EQ(Count("commits/"), 0u);
 	auto run = ExportPendingSnapshots(*repository, "db", *store, url);
 	EXPECT_EQ(run.stats.packs, 2u); // the first pack is not uploaded again
+	EXPECT_TRUE(store->Head(HeadKey("db", "main")).outcome.Ok());
+}
+
+TEST_F(ExportTest, PacksGoUpConcurrentlyAndEverythingElseAfterThem) {
+	WriteAndSnapshot("db", 0, 12288 + 100 * 262144, 1); // 65 distinct chunks (the pattern repeats): 3 packs
+	OrderCheckingStore checking(*store);
+	ExportTuning tuning;
+	tuning.upload_concurrency = 3;
+	std::vector<double> progress;
+	tuning.progress = [&](double percent) {
+		progress.push_back(percent);
+	};
+	auto run = ExportPendingSnapshots(*repository, "db", checking, url, std::nullopt, tuning);
+	EXPECT_EQ(run.stats.packs, 3u);
+	EXPECT_EQ(run.stats.chunks, 65u);
+	EXPECT_EQ(checking.most.load(), 3);
+	EXPECT_FALSE(checking.out_of_order.load());
+	EXPECT_TRUE(store->Head(HeadKey("db", "main")).outcome.Ok());
+	// The progress climbs pack by pack to 90, then 100 when the head and the marker are done.
+	ASSERT_GE(progress.size(), 5u);
+	EXPECT_TRUE(std::is_sorted(progress.begin(), progress.end()));
+	EXPECT_EQ(progress.front(), 0.0);
+	EXPECT_EQ(progress.back(), 100.0);
+	EXPECT_GT(std::count_if(progress.begin(), progress.end(), [](double p) { return p > 0 && p < 90; }), 1);
+}
+
+TEST_F(ExportTest, OnePackAtATimeStillExportsEverything) {
+	WriteAndSnapshot("db", 0, 12288 + 70 * 262144, 1);
+	OrderCheckingStore checking(*store);
+	ExportTuning tuning;
+	tuning.upload_concurrency = 1;
+	auto run = ExportPendingSnapshots(*repository, "db", checking, url, std::nullopt, tuning);
+	EXPECT_EQ(run.stats.packs, 3u);
+	EXPECT_EQ(checking.most.load(), 1);
 	EXPECT_TRUE(store->Head(HeadKey("db", "main")).outcome.Ok());
 }
 

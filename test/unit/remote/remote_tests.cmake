@@ -32,6 +32,7 @@ set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/remote/s3_response.cpp
     ${DIFFERENTIAL_SRC}/remote/s3_object_store.cpp
     ${DIFFERENTIAL_SRC}/remote/conditional_write_probe.cpp
+    ${DIFFERENTIAL_SRC}/remote/logged_object_store.cpp
     ${DIFFERENTIAL_SRC}/remote/object_store_url.cpp
     ${DIFFERENTIAL_SRC}/remote/export_format.cpp
     ${DIFFERENTIAL_SRC}/remote/text_object.cpp

@@ -4,6 +4,7 @@
 
 #include "common/errors.hpp"
 #include "common/logging.hpp"
+#include "export/export_pending.hpp"
 #include "export/snapshot_export.hpp"
 #include "remote/export_format.hpp"
 #include "remote/object_key.hpp"
@@ -173,7 +174,8 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 	CheckNotFenced();
 	LogTimer timer;
 	ExportStats stats;
-	ExportContext context {*target.repository, target.database, *target.store, target.store_url};
+	ExportContext context {*target.repository, target.database, *target.store,
+	                       target.store_url,   nullptr,         ExportTuning().upload_concurrency};
 	ExportDescriptor descriptor;
 	descriptor.database = target.database;
 	descriptor.snapshot_id = 0;

@@ -14,7 +14,10 @@ EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
 
 def connect(repository=None):
     """A fresh DuckDB instance with the extension loaded and, if given, the repository set."""
+    # No progress bar on stdout: subprocess tests read their results from stdout, and a loaded machine
+    # makes queries slow enough for DuckDB to start drawing it (progress is still tracked).
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+    con.execute("SET enable_progress_bar_print = false")
     con.execute(f"LOAD '{EXTENSION}'")
     if repository is not None:
         con.execute(f"SET differential_repository = '{repository}'")

@@ -8,6 +8,8 @@
 #include "metadata/lookups.hpp"
 #include "metadata/sqlite.hpp"
 
+#include <algorithm>
+
 namespace differential {
 
 static const char *DATABASE_COLUMNS =
@@ -221,15 +223,27 @@ SnapshotRecord HistoryStore::CreateSnapshot(const std::string &database, const s
 	return record;
 }
 
-std::vector<SnapshotRecord> HistoryStore::ListSnapshots(const std::string &database) {
+std::vector<SnapshotRecord> HistoryStore::ListSnapshots(const std::string &database, std::optional<int64_t> before,
+                                                        std::optional<int64_t> page_size) {
 	auto session = core.Read();
 	RequireDatabaseId(session, database);
-	auto stmt = session.db.Prepare(std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ? ORDER BY s.snapshot_id");
-	stmt.Bind(1, database);
+	// Newest first under a LIMIT, so SQLite walks the (database_id, snapshot_id) key backwards and stops.
+	auto sql = std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ?" + (before ? " AND s.snapshot_id < ?" : "") +
+	           " ORDER BY s.snapshot_id DESC" + (page_size ? " LIMIT ?" : "");
+	auto stmt = session.db.Prepare(sql);
+	int next = 1;
+	stmt.Bind(next++, database);
+	if (before) {
+		stmt.Bind(next++, *before);
+	}
+	if (page_size) {
+		stmt.Bind(next++, *page_size);
+	}
 	std::vector<SnapshotRecord> out;
 	while (stmt.Step()) {
 		out.push_back(ReadSnapshotRow(stmt));
 	}
+	std::reverse(out.begin(), out.end());
 	return out;
 }
 

@@ -27,7 +27,10 @@ public:
 	BranchRecord CreateBranch(const std::string &database, const std::string &branch, int64_t snapshot_id);
 	//! Records the branch's current published state as a new snapshot. The state must be checkpointed.
 	SnapshotRecord CreateSnapshot(const std::string &database, const std::string &branch, const SnapshotRequest &req);
-	std::vector<SnapshotRecord> ListSnapshots(const std::string &database);
+	//! Kept snapshots by id, ascending; a page when bounded: only ids below `before`, and of those the
+	//! newest `page_size` (read backwards on the primary key, so a page costs the same in any history).
+	std::vector<SnapshotRecord> ListSnapshots(const std::string &database, std::optional<int64_t> before = std::nullopt,
+	                                          std::optional<int64_t> page_size = std::nullopt);
 	std::optional<SnapshotRecord> FindSnapshot(const std::string &database, int64_t snapshot_id);
 	//! The newest snapshot created at or before the time, if any.
 	std::optional<SnapshotRecord> FindSnapshotAsOf(const std::string &database, int64_t timestamp_us);

@@ -324,6 +324,21 @@ std::map<int64_t, std::vector<int64_t>> HistoryStore::SnapshotParents(const std:
 	return graph;
 }
 
+std::set<int64_t> HistoryStore::KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare("SELECT 1 FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
+	std::set<int64_t> kept;
+	for (auto id : snapshot_ids) {
+		stmt.Reset();
+		stmt.Bind(1, database_id).Bind(2, id);
+		if (stmt.Step()) {
+			kept.insert(id);
+		}
+	}
+	return kept;
+}
+
 std::optional<int64_t> HistoryStore::SnapshotExpiredAt(const std::string &database, int64_t snapshot_id) {
 	auto session = core.Read();
 	auto stmt = session.db.Prepare("SELECT e.expired_at_us FROM expired_snapshots e JOIN databases d USING "

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ public:
 	//! Parent edges of every snapshot of the database, expired ones included (ancestry runs through
 	//! them): snapshot id -> parents in recorded order.
 	std::map<int64_t, std::vector<int64_t>> SnapshotParents(const std::string &database);
+	//! Which of the ids are kept snapshots of the database: one read and one statement for them all.
+	std::set<int64_t> KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids);
 	//! When the snapshot was expired, if it was.
 	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
 	//! Refuses a snapshot id that is not kept: `snapshot_expired` when it was expired, else

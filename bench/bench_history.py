@@ -2,7 +2,8 @@
 side by side with the same operations on a fresh repository, in one run (issue 13).
 
 The large repository is built once and cached under ~/.cache/differential/ keyed by HISTORY_FORMAT and the
-store format, so reruns skip the build; each run copies it, so the cached one never grows.
+store format, so reruns skip the build; each run works on a copy (metadata copied, segment files hard-linked), so
+the cached one never changes.
 Every repetition runs in a fresh process per repository, alternating fresh and large."""
 import argparse
 import json
@@ -35,6 +36,7 @@ import duckdb
 repo, shape, ext, databases = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])
 con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": 1})
 con.execute(f"LOAD '{ext}'")
+con.execute("SET enable_progress_bar = false")
 con.execute(f"SET differential_repository = '{repo}'")
 row = 0
 def commit_and_snapshot(alias, count):
@@ -112,6 +114,7 @@ import duckdb
 repo, ext = sys.argv[1], sys.argv[2]
 con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": 1})
 con.execute(f"LOAD '{ext}'")
+con.execute("SET enable_progress_bar = false")
 con.execute(f"SET differential_repository = '{repo}'")
 con.execute("CALL differential_create_branch('db00', 'garbage')")
 con.execute("ATTACH 'differential:db00' AS g (BRANCH 'garbage')")
@@ -238,6 +241,7 @@ def main():
                   "branches": FRESH_SHAPE["databases"] * (FRESH_SHAPE["branches_per_database"] + 1),
                   "ancestry_rows": samples["fresh"][0]["ancestry_rows"]},
         "snapshots_paged": samples["large"][0]["snapshots_paged"],
+        "cleanup": {t: samples[t][0]["cleanup"] for t in samples},
         "extension": str(EXTENSION),
         "load_average": stats(load),
         "operations": [],

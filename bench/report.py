@@ -57,7 +57,8 @@ def history_lines(history):
         f"{large['databases']} databases ({build}) beside the same operations on a fresh one ({fresh['snapshots']} "
         f"snapshots, {fresh['branches']} branches, {fresh['databases']} databases); {history['runs']} repetitions, "
         "each a new process per repository, alternating fresh and large. Reproduce: "
-        "`.venv/bin/python bench/bench_history.py --json bench/work/history.json` (part of `make bench`).",
+        f"`.venv/bin/python bench/bench_history.py --runs {history['runs']} --json bench/work/history.json` then "
+        "`.venv/bin/python bench/report.py --history bench/work/history.json` (or `make bench`).",
         "",
         "| operation | fresh ms (min / median / max) | large ms (min / median / max) | ratio large / fresh, medians "
         "(goal <= 1.5) | ratio of minimums |",
@@ -94,7 +95,9 @@ def history_lines(history):
                              "follow the garbage needs reference counts on index pages and chunks kept by the writers "
                              "(including the export import path), which this run does not have",
     }
-    explained = [f"- {why[op['key']]}." for op in over if op["key"] in why]
+    explained = [f"- {why[op['key']]}." if op["key"] in why else
+                 f"- {op['label']}: no cause known (ratio of minimums {op['large']['min'] / op['fresh']['min']:.2f}); "
+                 "time it alone before reading growth into it." for op in over]
     return lines + (["", "Why the ratios above 1.5 remain:", ""] + explained if explained else [])
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks (never part of the tests): TPC-H SF1, the write path, snapshots, branches and time
-# travel, each side by side with native DuckDB in one run, and merge scaling. Writes bench/RESULTS.md.
+# travel, each side by side with native DuckDB in one run, merge scaling, and how everyday operations scale with
+# history. Writes bench/RESULTS.md.
 # Takes about 15 minutes on 2 cores once the TPC-H data is generated (cached in bench/work).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
@@ -18,4 +19,8 @@ mkdir -p "$WORK"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_follow.py" --json "$WORK/follow.json"
 # The review server under load (16 clients, 8 branches, 60 s): bench/REVIEW_RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_review.py" --json "$WORK/review.json"
-"$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json"
+# History that scales (issue 13): 10,000 snapshots, 200 branches, 20 databases beside a fresh repository; the large
+# repository is built once (minutes) and cached under ~/.cache/differential/bench-history.
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_history.py" --work "$WORK/history" --json "$WORK/history.json"
+"$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json" \
+  "$WORK/history.json"

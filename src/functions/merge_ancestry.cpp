@@ -39,6 +39,12 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    }
 		    auto ancestry = ComputeAncestry(graph, ours, theirs);
 		    auto base = ancestry.base ? Value::BIGINT(*ancestry.base) : Value(LogicalType::BIGINT);
+		    // One read for all nodes: a lookup (and statement) per node was most of the time on long histories.
+		    std::vector<int64_t> ids;
+		    for (auto &node : ancestry.nodes) {
+			    ids.push_back(node.snapshot_id);
+		    }
+		    auto kept = metadata.history.KeptAmong(database, ids);
 		    Rows rows;
 		    for (auto &node : ancestry.nodes) {
 			    vector<Value> parents;
@@ -48,7 +54,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			    auto side = node.from_ours && node.from_theirs ? MergeSide::BOTH
 			                : node.from_ours                   ? MergeSide::OURS
 			                                                   : MergeSide::THEIRS;
-			    bool expired = !metadata.history.FindSnapshot(database, node.snapshot_id).has_value();
+			    bool expired = !kept.count(node.snapshot_id);
 			    rows.push_back({Value::BIGINT(node.snapshot_id), Value(ToString(node.kind)),
 			                    Value::LIST(LogicalType::BIGINT, parents), Value(ToString(side)),
 			                    Value::BOOLEAN(node.candidate), base, Value(ToString(ancestry.selection)),

@@ -6,9 +6,10 @@
 
 namespace differential {
 
-static std::set<int64_t> Reachable(const SnapshotGraph &graph, int64_t from) {
-	std::set<int64_t> seen {from};
-	std::vector<int64_t> todo {from};
+//! Every snapshot reachable from any of `from` (which are included) by parent edges.
+static std::set<int64_t> Reachable(const SnapshotGraph &graph, const std::vector<int64_t> &from) {
+	std::set<int64_t> seen(from.begin(), from.end());
+	std::vector<int64_t> todo(seen.begin(), seen.end());
 	while (!todo.empty()) {
 		auto id = todo.back();
 		todo.pop_back();
@@ -26,22 +27,25 @@ static std::set<int64_t> Reachable(const SnapshotGraph &graph, int64_t from) {
 }
 
 Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs) {
-	auto from_ours = Reachable(graph, ours);
-	auto from_theirs = Reachable(graph, theirs);
+	auto from_ours = Reachable(graph, {ours});
+	auto from_theirs = Reachable(graph, {theirs});
 	std::set<int64_t> common;
 	for (auto id : from_ours) {
 		if (from_theirs.count(id)) {
 			common.insert(id);
 		}
 	}
-	std::set<int64_t> dominated;
+	// A common ancestor is dominated when it is a proper ancestor of another common one: reachable from
+	// the parents of some common ancestor. Every ancestor of a common ancestor is common, so one walk
+	// from all their parents finds them all (a walk per common ancestor grew with the square of history).
+	std::vector<int64_t> parents_of_common;
 	for (auto id : common) {
-		for (auto ancestor : Reachable(graph, id)) {
-			if (ancestor != id) {
-				dominated.insert(ancestor);
-			}
+		auto it = graph.find(id);
+		if (it != graph.end()) {
+			parents_of_common.insert(parents_of_common.end(), it->second.begin(), it->second.end());
 		}
 	}
+	auto dominated = parents_of_common.empty() ? std::set<int64_t>() : Reachable(graph, parents_of_common);
 	Ancestry result;
 	for (auto id : common) {
 		if (!dominated.count(id)) {

@@ -8,6 +8,8 @@
 #include "metadata/lookups.hpp"
 #include "metadata/sqlite.hpp"
 
+#include <algorithm>
+
 namespace differential {
 
 static const char *DATABASE_COLUMNS =
@@ -221,15 +223,27 @@ SnapshotRecord HistoryStore::CreateSnapshot(const std::string &database, const s
 	return record;
 }
 
-std::vector<SnapshotRecord> HistoryStore::ListSnapshots(const std::string &database) {
+std::vector<SnapshotRecord> HistoryStore::ListSnapshots(const std::string &database, std::optional<int64_t> before,
+                                                        std::optional<int64_t> page_size) {
 	auto session = core.Read();
 	RequireDatabaseId(session, database);
-	auto stmt = session.db.Prepare(std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ? ORDER BY s.snapshot_id");
-	stmt.Bind(1, database);
+	// Newest first under a LIMIT, so SQLite walks the (database_id, snapshot_id) key backwards and stops.
+	auto sql = std::string(SNAPSHOT_COLUMNS) + "WHERE d.database_name = ?" + (before ? " AND s.snapshot_id < ?" : "") +
+	           " ORDER BY s.snapshot_id DESC" + (page_size ? " LIMIT ?" : "");
+	auto stmt = session.db.Prepare(sql);
+	int next = 1;
+	stmt.Bind(next++, database);
+	if (before) {
+		stmt.Bind(next++, *before);
+	}
+	if (page_size) {
+		stmt.Bind(next++, *page_size);
+	}
 	std::vector<SnapshotRecord> out;
 	while (stmt.Step()) {
 		out.push_back(ReadSnapshotRow(stmt));
 	}
+	std::reverse(out.begin(), out.end());
 	return out;
 }
 
@@ -308,6 +322,21 @@ std::map<int64_t, std::vector<int64_t>> HistoryStore::SnapshotParents(const std:
 		graph[edges.Int(1)];
 	}
 	return graph;
+}
+
+std::set<int64_t> HistoryStore::KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare("SELECT 1 FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
+	std::set<int64_t> kept;
+	for (auto id : snapshot_ids) {
+		stmt.Reset();
+		stmt.Bind(1, database_id).Bind(2, id);
+		if (stmt.Step()) {
+			kept.insert(id);
+		}
+	}
+	return kept;
 }
 
 std::optional<int64_t> HistoryStore::SnapshotExpiredAt(const std::string &database, int64_t snapshot_id) {

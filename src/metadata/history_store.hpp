@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,10 @@ public:
 	BranchRecord CreateBranch(const std::string &database, const std::string &branch, int64_t snapshot_id);
 	//! Records the branch's current published state as a new snapshot. The state must be checkpointed.
 	SnapshotRecord CreateSnapshot(const std::string &database, const std::string &branch, const SnapshotRequest &req);
-	std::vector<SnapshotRecord> ListSnapshots(const std::string &database);
+	//! Kept snapshots by id, ascending; a page when bounded: only ids below `before`, and of those the
+	//! newest `page_size` (read backwards on the primary key, so a page costs the same in any history).
+	std::vector<SnapshotRecord> ListSnapshots(const std::string &database, std::optional<int64_t> before = std::nullopt,
+	                                          std::optional<int64_t> page_size = std::nullopt);
 	std::optional<SnapshotRecord> FindSnapshot(const std::string &database, int64_t snapshot_id);
 	//! The newest snapshot created at or before the time, if any.
 	std::optional<SnapshotRecord> FindSnapshotAsOf(const std::string &database, int64_t timestamp_us);
@@ -39,6 +43,8 @@ public:
 	//! Parent edges of every snapshot of the database, expired ones included (ancestry runs through
 	//! them): snapshot id -> parents in recorded order.
 	std::map<int64_t, std::vector<int64_t>> SnapshotParents(const std::string &database);
+	//! Which of the ids are kept snapshots of the database: one read and one statement for them all.
+	std::set<int64_t> KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids);
 	//! When the snapshot was expired, if it was.
 	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);
 	//! Refuses a snapshot id that is not kept: `snapshot_expired` when it was expired, else

@@ -181,7 +181,15 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 	    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
 	        .count();
 	descriptor.length = base.length;
-	auto base_hash = ExportImage(context, base.chunks, descriptor, stats);
+	Hash256 base_hash;
+	try {
+		base_hash = ExportImage(context, base.chunks, descriptor, stats);
+	} catch (ExportFailure &failure) {
+		ObjectOutcome outcome;
+		outcome.status = failure.status;
+		outcome.detail = failure.what();
+		FailRemote(outcome, *target.store, "exporting the base of a new WAL chain");
+	}
 	counters.requests += stats.requests;
 	uint64_t next = state.chain + 1;
 	if (state.chain != 0 && IsZeroHash(state.base)) {

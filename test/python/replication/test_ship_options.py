@@ -116,3 +116,30 @@ def test_recover_branch_refusals(con, s3, tmp_path):
     con.execute("ATTACH 'differential:orders' AS o")
     con.execute("INSERT INTO o.t VALUES (2)")
     assert shipping(con)[0][5] is False
+
+
+def test_checkpoint_and_chain_limit_start_new_chains(con, s3, tmp_path):
+    con.execute(s3.secret_sql)
+    con.execute(f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', SHIP_WAL 'sync')")
+    con.execute("CREATE TABLE o.t (id INTEGER)")
+    con.execute("INSERT INTO o.t VALUES (0)")
+    first = con.execute("SELECT chain, chains_started FROM differential_shipping()").fetchone()
+    con.execute("CHECKPOINT o")
+    con.execute("INSERT INTO o.t VALUES (1)")
+    second = con.execute("SELECT chain, epoch, chains_started FROM differential_shipping()").fetchone()
+    assert second[0] == first[0] + 1 and second[1] == 1, (first, second)
+    # 256 epochs close a chain too.
+    for i in range(2, 262):
+        con.execute(f"INSERT INTO o.t VALUES ({i})")
+    third = con.execute("SELECT chain, epoch FROM differential_shipping()").fetchone()
+    assert third[0] >= second[0] + 1, third
+    seals = [p for p in (s3.path / "lake" / "epochs" / "orders" / "main").rglob("*") if p.is_file()
+             and p.read_bytes()[12] == 2]
+    assert len(seals) >= 2
+    standby = connect(tmp_path / "standby")
+    standby.execute(s3.secret_sql)
+    row = standby.execute(f"SELECT * FROM differential_recover_branch('{s3.url}heads/orders/main', 'r')").fetchone()
+    assert row[2] == third[0]
+    standby.execute("ATTACH 'differential:r' AS r")
+    assert standby.execute("SELECT count(*), min(id), max(id) FROM r.t").fetchone() == (262, 0, 261)
+    assert scalar(standby, "SELECT sum(problems) FROM differential_verify()") == 0

@@ -2,6 +2,7 @@
 // only a hint moved with If-Match. A refused PUT is read back to learn who holds the key.
 #include "replication/chain_writer.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "export/snapshot_export.hpp"
@@ -104,12 +105,14 @@ void ChainWriter::PutCommit(Epoch &epoch) {
 	epoch.branch = target.branch;
 	epoch.writer = target.settings.writer;
 	std::string blob;
+	CrashPoint("ship.before_epoch_put");
 	do {
 		epoch.chain = state.chain;
 		epoch.seq = state.seq + 1;
 		epoch.previous = state.link;
 		blob = EncodeEpoch(epoch);
 	} while (!PutNext(blob, false));
+	CrashPoint("ship.after_epoch_put");
 	state.seq++;
 	state.link = EpochHash(blob);
 	Save();
@@ -244,8 +247,10 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 			seal.successor_chain = next;
 			blob = EncodeEpoch(seal);
 		} while (!PutNext(blob, true));
+		CrashPoint("ship.after_seal_put");
 	}
 	MoveHead(base_hash, next);
+	CrashPoint("ship.after_head_move");
 	state.chain = next;
 	state.seq = 0;
 	state.base = base_hash;

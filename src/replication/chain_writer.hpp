@@ -11,6 +11,10 @@
 #include <memory>
 #include <string>
 
+namespace duckdb {
+class DatabaseInstance;
+}
+
 namespace differential {
 
 //! Where a branch ships to, and with which settings.
@@ -21,6 +25,8 @@ struct ShipTarget {
 	std::string store_url;
 	std::shared_ptr<ObjectStore> store;
 	ShipSettings settings;
+	//! Where the async thread's log events go (it outlives no instance: the catalog owns the shipper).
+	duckdb::DatabaseInstance *instance = nullptr;
 };
 
 //! The main file's published version a new chain starts from.

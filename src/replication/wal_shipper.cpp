@@ -3,6 +3,7 @@
 // from what was captured, so a later checkpoint can never mix into an epoch.
 #include "replication/wal_shipper.hpp"
 
+#include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "export/snapshot_export.hpp"
@@ -10,6 +11,7 @@
 #include "storage/sync_observer.hpp"
 
 #include <map>
+#include <optional>
 
 namespace differential {
 
@@ -187,6 +189,10 @@ void WalShipper::OnWalSync(VersionedFile &wal, VersionedFile &main) {
 }
 
 void WalShipper::Run() {
+	std::optional<DuckDBLogScope> log;
+	if (target.instance) {
+		log.emplace(*target.instance);
+	}
 	auto interval = std::chrono::seconds(std::max<int64_t>(1, target.settings.interval_s));
 	std::unique_lock<std::mutex> guard(capture_lock);
 	while (true) {

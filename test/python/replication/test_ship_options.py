@@ -66,6 +66,7 @@ def test_settings_are_stored_until_off(con, s3):
 
 def test_idle_branch_makes_no_requests(con, s3):
     con.execute(s3.secret_sql)
+    con.execute("SET enable_logging = true")
     con.execute(f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', SHIP_WAL 'async', SHIP_INTERVAL 1)")
     con.execute("CREATE TABLE o.t AS SELECT range AS id FROM range(100)")
     con.execute("INSERT INTO o.t VALUES (100)")
@@ -86,6 +87,11 @@ def test_idle_branch_makes_no_requests(con, s3):
     while shipping(con)[0][3] == idle[3] and time.monotonic() < deadline:
         time.sleep(0.2)
     assert shipping(con)[0][3] == idle[3] + 1
+    # The shipping thread's events reach the instance's log.
+    events = con.execute("SELECT event, count(*) FROM duckdb_logs_parsed('differential') WHERE event LIKE 'ship%' "
+                         "GROUP BY 1 ORDER BY 1").fetchall()
+    assert dict(events).get("ship_epoch", 0) == shipping(con)[0][3], events
+    assert dict(events).get("ship_chain", 0) >= 1, events
 
 
 def test_recover_branch_refusals(con, s3, tmp_path):

@@ -14,6 +14,17 @@ KILLS = int(os.environ.get("DIFFERENTIAL_SHIP_KILLS", "20"))
 SEED = int(os.environ.get("DIFFERENTIAL_SHIP_SEED", str(random.randrange(1 << 30))))
 
 
+def chain_listing(s3):
+    """The head and every epoch object (kind 1 commit, 2 seal; size), for a failure's message."""
+    root = s3.path / "lake"
+    lines = [(root / "heads" / "orders" / "main").read_text()]
+    for path in sorted((root / "epochs").rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            lines.append(f"{path.relative_to(root)} kind {data[12]} size {len(data)}")
+    return "\n".join(lines)
+
+
 def run_leader_until_killed(code, delay):
     """Starts the leader, kills it `delay` seconds after it is ready; returns its acknowledged (id, time) pairs and
     the id it started from."""
@@ -43,7 +54,11 @@ def test_sync_leader_killed_loses_no_acknowledged_commit(s3, tmp_path):
         acknowledged |= {i for i, _ in acks}
         # The commit in flight at the kill may or may not have happened; nothing else may appear.
         attempted |= set(range(start_id, (max(i for i, _ in acks) if acks else start_id - 1) + 2))
-        ids, row, problems = recovered_ids(standby, s3.url, f"r{kill}")
+        try:
+            ids, row, problems = recovered_ids(standby, s3.url, f"r{kill}")
+        except Exception as error:
+            raise AssertionError(f"seed {SEED}, kill {kill} (started at {start_id}, {len(acks)} acks): {error}\n"
+                                 + chain_listing(s3)) from error
         missing = acknowledged - set(ids)
         assert not missing, f"seed {SEED}, kill {kill}: acknowledged commits lost: {sorted(missing)[:10]}"
         assert set(ids) <= attempted, f"seed {SEED}, kill {kill}: unknown ids {sorted(set(ids) - attempted)[:10]}"

@@ -257,8 +257,8 @@ static void CheckShipping(Repository &repository, const AttachRequest &request, 
 
 //! Stores what the ATTACH asked for and returns the shipper of this writable attachment, if the
 //! database ships (its stored SHIP_WAL is not 'off').
-static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, std::shared_ptr<Repository> repository,
-                                                 const AttachRequest &request) {
+static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, AttachedDatabase &db,
+                                                 std::shared_ptr<Repository> repository, const AttachRequest &request) {
 	auto &shipping = repository->metadata->shipping;
 	auto stored = shipping.Settings(request.database);
 	if (request.ship_wal || request.ship_interval) {
@@ -277,6 +277,7 @@ static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, std::sh
 	target.store_url = data_path ? data_path->store_url : *request.data_path;
 	target.store = OpenObjectStore(context, target.store_url);
 	target.settings = *stored;
+	target.instance = &db.GetDatabase();
 	auto shipper = std::make_shared<WalShipper>(std::move(target));
 	FileAddress owner = ParseDiffPath(BranchPath(repository->root, request.database, request.branch));
 	RegisterShipper(owner.OwnerKey(), shipper);
@@ -316,7 +317,7 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		                                              request.snapshot_id.value_or(-1));
 		catalog->adopt_data_path = adopt;
 		if (!read_only) {
-			catalog->wal_shipper = StartShipping(context, repository, request);
+			catalog->wal_shipper = StartShipping(context, db, repository, request);
 		}
 		return unique_ptr<Catalog>(std::move(catalog));
 	});

@@ -2,6 +2,7 @@
 // only a hint moved with If-Match. A refused PUT is read back to learn who holds the key.
 #include "replication/chain_writer.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "export/export_pending.hpp"
@@ -46,7 +47,7 @@ void ChainWriter::Fenced(const std::string &why) {
 	FailFenced(target.database, target.branch, why);
 }
 
-bool ChainWriter::PutNext(const std::string &blob) {
+bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
 	auto &store = *target.store;
 	auto key = EpochKey(target.database, target.branch, state.chain, state.seq + 1);
 	PutRequest put;
@@ -77,8 +78,18 @@ bool ChainWriter::PutNext(const std::string &blob) {
 	    !VerifyEpoch(there, target.database, target.branch, state.chain, state.seq + 1, state.link, why)) {
 		Fenced("the object at " + key + " is not a valid continuation of this chain: " + why);
 	}
-	if (there.kind == EpochKind::SEAL || there.writer != target.settings.writer) {
-		Fenced(std::string("a ") + SealReasonName(there.reason) + " seal of writer " + there.writer + " holds " + key);
+	if (there.writer != target.settings.writer || (there.kind == EpochKind::SEAL && !follow_own_seal)) {
+		Fenced(std::string("a ") + (there.kind == EpochKind::SEAL ? SealReasonName(there.reason) : "commit") +
+		       " epoch of writer " + there.writer + " holds " + key);
+	}
+	if (there.kind == EpochKind::SEAL) {
+		// Our own seal of a chain start that a crash cut short: continue in the chain it names.
+		state.chain = there.successor_chain;
+		state.seq = 0;
+		state.base = there.successor_base;
+		state.link = there.successor_base;
+		Save();
+		return false;
 	}
 	// An epoch this database wrote before a crash, which the metadata never recorded: step past it.
 	state.seq++;
@@ -95,12 +106,14 @@ void ChainWriter::PutCommit(Epoch &epoch) {
 	epoch.branch = target.branch;
 	epoch.writer = target.settings.writer;
 	std::string blob;
+	CrashPoint("ship.before_epoch_put");
 	do {
 		epoch.chain = state.chain;
 		epoch.seq = state.seq + 1;
 		epoch.previous = state.link;
 		blob = EncodeEpoch(epoch);
-	} while (!PutNext(blob));
+	} while (!PutNext(blob, false));
+	CrashPoint("ship.after_epoch_put");
 	state.seq++;
 	state.link = EpochHash(blob);
 	Save();
@@ -170,6 +183,25 @@ void ChainWriter::MoveHead(const Hash256 &base, uint64_t chain) {
 	         "Commit again to retry.");
 }
 
+void ChainWriter::AdoptReservedChainBase() {
+	// A chain reserved by our recovery seal whose base an earlier attempt (cut short by a crash) already
+	// published in the head: continue that chain (its epochs are ours) instead of giving it a second base.
+	auto key = HeadKey(target.database, target.branch);
+	counters.requests++;
+	auto got = target.store->Get(key);
+	if (!got.outcome.Ok()) {
+		return; // no head to adopt from; MoveHead reports a store failure
+	}
+	BranchHead head;
+	std::string why;
+	if (DecodeHead(got.data, head, why) && head.chain == state.chain && !IsZeroHash(head.chain_base)) {
+		state.base = head.chain_base;
+		state.link = head.chain_base;
+		state.seq = 0;
+		Save();
+	}
+}
+
 void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 	CheckNotFenced();
 	LogTimer timer;
@@ -183,8 +215,19 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 	    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
 	        .count();
 	descriptor.length = base.length;
-	auto base_hash = ExportImage(context, base.chunks, descriptor, stats);
+	Hash256 base_hash;
+	try {
+		base_hash = ExportImage(context, base.chunks, descriptor, stats);
+	} catch (ExportFailure &failure) {
+		ObjectOutcome outcome;
+		outcome.status = failure.status;
+		outcome.detail = failure.what();
+		FailRemote(outcome, *target.store, "exporting the base of a new WAL chain");
+	}
 	counters.requests += stats.requests;
+	if (state.chain != 0 && IsZeroHash(state.base)) {
+		AdoptReservedChainBase();
+	}
 	uint64_t next = state.chain + 1;
 	if (state.chain != 0 && IsZeroHash(state.base)) {
 		// A recovery sealed the previous chain and reserved this one: it only needs its base.
@@ -196,17 +239,20 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 		seal.database = target.database;
 		seal.branch = target.branch;
 		seal.writer = target.settings.writer;
-		seal.successor_chain = next;
 		seal.successor_base = base_hash;
 		std::string blob;
 		do {
+			next = state.chain + 1;
 			seal.chain = state.chain;
 			seal.seq = state.seq + 1;
 			seal.previous = state.link;
+			seal.successor_chain = next;
 			blob = EncodeEpoch(seal);
-		} while (!PutNext(blob));
+		} while (!PutNext(blob, true));
+		CrashPoint("ship.after_seal_put");
 	}
 	MoveHead(base_hash, next);
+	CrashPoint("ship.after_head_move");
 	state.chain = next;
 	state.seq = 0;
 	state.base = base_hash;

@@ -11,6 +11,10 @@
 #include <memory>
 #include <string>
 
+namespace duckdb {
+class DatabaseInstance;
+}
+
 namespace differential {
 
 //! Where a branch ships to, and with which settings.
@@ -21,6 +25,8 @@ struct ShipTarget {
 	std::string store_url;
 	std::shared_ptr<ObjectStore> store;
 	ShipSettings settings;
+	//! Where the async thread's log events go (it outlives no instance: the catalog owns the shipper).
+	duckdb::DatabaseInstance *instance = nullptr;
 };
 
 //! The main file's published version a new chain starts from.
@@ -64,10 +70,11 @@ public:
 
 private:
 	//! PUT create-only at (chain, seq+1). On a refusal, reads what is there: returns false when it is our
-	//! own earlier commit epoch (state moved past it, so the caller retries); throws head_conflict when it
-	//! is another writer's seal.
-	bool PutNext(const std::string &blob);
+	//! own earlier commit epoch, or (`follow_own_seal`, a chain start) our own seal (state moved past it,
+	//! so the caller retries); throws head_conflict when it is another writer's.
+	bool PutNext(const std::string &blob, bool follow_own_seal);
 	void MoveHead(const Hash256 &base, uint64_t chain);
+	void AdoptReservedChainBase();
 	[[noreturn]] void Fenced(const std::string &why);
 	void Save();
 

@@ -3,6 +3,7 @@
 // from what was captured, so a later checkpoint can never mix into an epoch.
 #include "replication/wal_shipper.hpp"
 
+#include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "export/snapshot_export.hpp"
@@ -10,6 +11,7 @@
 #include "storage/sync_observer.hpp"
 
 #include <map>
+#include <optional>
 
 namespace differential {
 
@@ -115,29 +117,38 @@ WalShipper::Capture WalShipper::CaptureLocked(VersionedFile &wal, VersionedFile 
 	return capture;
 }
 
+//! Folds `next` (captured after `into`, in the same chain) into `into`: one epoch for both.
+static void Fold(Epoch &into, Epoch &next) {
+	std::map<uint64_t, size_t> at;
+	for (size_t i = 0; i < into.chunks.size(); i++) {
+		at[into.chunks[i].index] = i;
+	}
+	into.wal += next.wal;
+	into.file_length = next.file_length;
+	for (auto &chunk : next.chunks) {
+		auto found = at.find(chunk.index);
+		if (found != at.end()) {
+			into.chunks[found->second] = std::move(chunk);
+		} else {
+			at[chunk.index] = into.chunks.size();
+			into.chunks.push_back(std::move(chunk));
+		}
+	}
+}
+
 void WalShipper::Ship(std::deque<Capture> &items) {
+	// 'async' folds what the interval captured into one epoch per chain (one PUT per interval).
+	std::deque<Capture> folded;
+	for (auto &item : items) {
+		if (!folded.empty() && !item.new_chain) {
+			Fold(folded.back().epoch, item.epoch);
+		} else {
+			folded.push_back(std::move(item));
+		}
+	}
+	items = std::move(folded);
 	while (!items.empty()) {
 		auto &item = items.front();
-		// 'async' folds what the interval captured into one epoch, up to the next new chain.
-		while (items.size() > 1 && !items[1].new_chain) {
-			auto next = std::move(items[1]);
-			items.erase(items.begin() + 1);
-			std::map<uint64_t, size_t> at;
-			for (size_t i = 0; i < item.epoch.chunks.size(); i++) {
-				at[item.epoch.chunks[i].index] = i;
-			}
-			item.epoch.wal += next.epoch.wal;
-			item.epoch.file_length = next.epoch.file_length;
-			for (auto &chunk : next.epoch.chunks) {
-				auto found = at.find(chunk.index);
-				if (found != at.end()) {
-					item.epoch.chunks[found->second] = std::move(chunk);
-				} else {
-					at[chunk.index] = item.epoch.chunks.size();
-					item.epoch.chunks.push_back(std::move(chunk));
-				}
-			}
-		}
 		if (item.new_chain) {
 			writer.StartChain(item.base, item.reason);
 			item.new_chain = false;
@@ -178,6 +189,10 @@ void WalShipper::OnWalSync(VersionedFile &wal, VersionedFile &main) {
 }
 
 void WalShipper::Run() {
+	std::optional<DuckDBLogScope> log;
+	if (target.instance) {
+		log.emplace(*target.instance);
+	}
 	auto interval = std::chrono::seconds(std::max<int64_t>(1, target.settings.interval_s));
 	std::unique_lock<std::mutex> guard(capture_lock);
 	while (true) {
@@ -198,6 +213,8 @@ void WalShipper::Run() {
 			if (error.code == "head_conflict") {
 				fenced = true;
 			}
+			LogWarning("ship_failed", std::string(error.what()) + " (the commits stay local; retried next interval)");
+		} catch (std::exception &error) {
 			LogWarning("ship_failed", std::string(error.what()) + " (the commits stay local; retried next interval)");
 		}
 		guard.lock();

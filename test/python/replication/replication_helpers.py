@@ -11,9 +11,9 @@ from differential_testing import run_python
 HERE = pathlib.Path(__file__).resolve().parent.parent
 
 
-def python_process(code):
+def python_process(code, env=None):
     """Starts a Python process (the extension importable through differential_testing) with piped stdout."""
-    env = dict(os.environ)
+    env = dict(os.environ, **(env or {}))
     env["PYTHONPATH"] = str(HERE)
     return subprocess.Popen([sys.executable, "-u", "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)

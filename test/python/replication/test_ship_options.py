@@ -66,6 +66,7 @@ def test_settings_are_stored_until_off(con, s3):
 
 def test_idle_branch_makes_no_requests(con, s3):
     con.execute(s3.secret_sql)
+    con.execute("SET enable_logging = true")
     con.execute(f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', SHIP_WAL 'async', SHIP_INTERVAL 1)")
     con.execute("CREATE TABLE o.t AS SELECT range AS id FROM range(100)")
     con.execute("INSERT INTO o.t VALUES (100)")
@@ -86,6 +87,11 @@ def test_idle_branch_makes_no_requests(con, s3):
     while shipping(con)[0][3] == idle[3] and time.monotonic() < deadline:
         time.sleep(0.2)
     assert shipping(con)[0][3] == idle[3] + 1
+    # The shipping thread's events reach the instance's log.
+    events = con.execute("SELECT event, count(*) FROM duckdb_logs_parsed('differential') WHERE event LIKE 'ship%' "
+                         "GROUP BY 1 ORDER BY 1").fetchall()
+    assert dict(events).get("ship_epoch", 0) == shipping(con)[0][3], events
+    assert dict(events).get("ship_chain", 0) >= 1, events
 
 
 def test_recover_branch_refusals(con, s3, tmp_path):
@@ -116,3 +122,30 @@ def test_recover_branch_refusals(con, s3, tmp_path):
     con.execute("ATTACH 'differential:orders' AS o")
     con.execute("INSERT INTO o.t VALUES (2)")
     assert shipping(con)[0][5] is False
+
+
+def test_checkpoint_and_chain_limit_start_new_chains(con, s3, tmp_path):
+    con.execute(s3.secret_sql)
+    con.execute(f"ATTACH 'differential:orders' AS o (DATA_PATH '{s3.url}', SHIP_WAL 'sync')")
+    con.execute("CREATE TABLE o.t (id INTEGER)")
+    con.execute("INSERT INTO o.t VALUES (0)")
+    first = con.execute("SELECT chain, chains_started FROM differential_shipping()").fetchone()
+    con.execute("CHECKPOINT o")
+    con.execute("INSERT INTO o.t VALUES (1)")
+    second = con.execute("SELECT chain, epoch, chains_started FROM differential_shipping()").fetchone()
+    assert second[0] == first[0] + 1 and second[1] == 1, (first, second)
+    # 256 epochs close a chain too.
+    for i in range(2, 262):
+        con.execute(f"INSERT INTO o.t VALUES ({i})")
+    third = con.execute("SELECT chain, epoch FROM differential_shipping()").fetchone()
+    assert third[0] >= second[0] + 1, third
+    seals = [p for p in (s3.path / "lake" / "epochs" / "orders" / "main").rglob("*") if p.is_file()
+             and p.read_bytes()[12] == 2]
+    assert len(seals) >= 2
+    standby = connect(tmp_path / "standby")
+    standby.execute(s3.secret_sql)
+    row = standby.execute(f"SELECT * FROM differential_recover_branch('{s3.url}heads/orders/main', 'r')").fetchone()
+    assert row[2] == third[0]
+    standby.execute("ATTACH 'differential:r' AS r")
+    assert standby.execute("SELECT count(*), min(id), max(id) FROM r.t").fetchone() == (262, 0, 261)
+    assert scalar(standby, "SELECT sum(problems) FROM differential_verify()") == 0

@@ -77,6 +77,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::ExportSnapshotFunction());
 	loader.RegisterFunction(differential::EvictExportedFunction());
 	loader.RegisterFunction(differential::RecoverExportFunction());
+	loader.RegisterFunction(differential::ResolveConflictFunction());
 	loader.RegisterFunction(differential::DropBranchFunction());
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());

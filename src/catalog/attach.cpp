@@ -5,6 +5,7 @@
 #include "catalog/differential_catalog.hpp"
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
+#include "catalog/shared_writers.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/logging.hpp"
@@ -37,8 +38,7 @@ std::string RepositorySetting(ClientContext &context) {
 }
 
 // Options of the 1.0 specification that need replication, which this build does not have yet.
-static const std::set<std::string> REMOTE_OPTIONS = {"ship_wal",    "ship_interval", "writers",
-                                                     "on_conflict", "follow",        "follow_interval"};
+static const std::set<std::string> REMOTE_OPTIONS = {"ship_wal", "ship_interval", "follow", "follow_interval"};
 // DuckDB's own storage options, passed through unchanged.
 static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_size", "storage_version", "compress"};
 
@@ -60,6 +60,8 @@ struct AttachRequest {
 	std::optional<int64_t> snapshot_id;
 	//! The canonical DATA_PATH URL, when given.
 	std::optional<std::string> data_path;
+	//! WRITERS and ON_CONFLICT.
+	SharedWriterRequest shared;
 };
 
 static int64_t SnapshotOption(const Value &value) {
@@ -93,6 +95,8 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			request.snapshot_id = SnapshotOption(option.second);
 		} else if (key == "data_path") {
 			request.data_path = CanonicalDataPath(StringOption("data_path", option.second));
+		} else if (key == "writers" || key == "on_conflict") {
+			ReadSharedWriterOption(key, StringOption(key, option.second), request.shared);
 		} else if (REMOTE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "not_supported",
 			     "ATTACH option " + StringUtil::Upper(key) +
@@ -105,7 +109,7 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			         "DATA_PATH, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, COMPRESS.");
 		}
 	}
-	for (auto key : {"branch", "repository", "snapshot", "data_path"}) {
+	for (auto key : {"branch", "repository", "snapshot", "data_path", "writers", "on_conflict"}) {
 		options.options.erase(key);
 	}
 	if (request.snapshot_id && request.branch_given) {
@@ -208,10 +212,16 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		auto repository =
 		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
 		                                                   : NormalizeRepositoryPath(request.repository_path));
+		CheckSharedWriterRequest(*repository, request.database, request.shared, request.data_path.has_value(),
+		                         read_only);
 		info.path = ResolveAttachPath(*repository, request, read_only);
 		std::optional<std::string> adopt;
 		if (request.data_path) {
 			adopt = CheckDataPath(*repository, request, read_only);
+		}
+		if (!request.snapshot_id) {
+			ApplySharedWriters(context, *repository, request.database, request.branch, request.shared,
+			                   request.data_path, read_only);
 		}
 		RegisterStoreForEvictedReads(context, *repository, request.database);
 		auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,

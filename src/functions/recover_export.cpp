@@ -3,6 +3,7 @@
 // its DATA_PATH is the export's store (so its snapshots reuse the packs), and snapshot 1 is taken of it.
 #include "catalog/database_export.hpp"
 #include "catalog/remote_attach.hpp"
+#include "catalog/shared_writers.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "export/data_path.hpp"
@@ -10,40 +11,10 @@
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "repository/evicted_chunk_reader.hpp"
-#include "storage/chunk_geometry.hpp"
-#include "storage/index_page.hpp"
-
-#include <algorithm>
 
 namespace differential {
 
 using namespace duckdb;
-
-//! The image's chunk map as local index pages, and its chunks (holes left out).
-static RecoveredExport ImportImage(const std::string &database, const std::string &store_url,
-                                   const RemoteImage &image) {
-	RecoveredExport recovered;
-	recovered.database = database;
-	recovered.store_url = store_url;
-	recovered.length = image.length;
-	auto count = std::min<uint64_t>(ChunkCount(image.length), image.chunks.size());
-	for (uint64_t first = 0; first < count; first += SLOTS_PER_INDEX_PAGE) {
-		std::vector<Hash256> slots;
-		for (auto i = first; i < std::min<uint64_t>(count, first + SLOTS_PER_INDEX_PAGE); i++) {
-			auto &chunk = image.chunks[i];
-			slots.push_back(chunk.IsHole() ? Hash256 {} : chunk.chunk);
-			if (!chunk.IsHole()) {
-				recovered.chunks.push_back(chunk);
-			}
-		}
-		NewIndexPage page;
-		page.slots = EncodeIndexPage(slots);
-		page.hash = Sha256(page.slots.data(), page.slots.size());
-		recovered.pages.push_back(page.hash);
-		recovered.new_pages.push_back(std::move(page));
-	}
-	return recovered;
-}
 
 static Rows Recover(ClientContext &context, const std::string &locator, const std::string &name) {
 	auto repository = CurrentRepository(context);
@@ -57,7 +28,7 @@ static Rows Recover(ClientContext &context, const std::string &locator, const st
 	}
 	auto opened = OpenExport(context, locator);
 	auto store_url = CanonicalDataPath(opened.locator.store_url);
-	auto recovered = ImportImage(name, store_url, opened.resolved.image);
+	auto recovered = ImageAsRecovered(name, store_url, opened.resolved.image);
 	metadata.remote.RecoverDatabase(recovered);
 	RegisterEvictionStore(store_url, opened.store, PACKS_PREFIX);
 	auto snapshot = metadata.history.CreateSnapshot(name, "main", SnapshotRequest());

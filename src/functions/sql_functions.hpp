@@ -19,6 +19,7 @@ duckdb::TableFunction CloneDatabaseFunction();
 duckdb::TableFunction ExportSnapshotFunction();
 duckdb::TableFunction EvictExportedFunction();
 duckdb::TableFunction RecoverExportFunction();
+duckdb::TableFunction ResolveConflictFunction();
 duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();

@@ -10,6 +10,7 @@
 #include "metadata/merge_request_store.hpp"
 #include "metadata/metadata_core.hpp"
 #include "metadata/remote_store.hpp"
+#include "metadata/shared_writer_store.hpp"
 
 #include <string>
 
@@ -20,7 +21,7 @@ public:
 	//! Opens (creating if needed) <root>/metadata.sqlite and migrates it to the current schema.
 	explicit MetadataStore(const std::string &root)
 	    : core(root), files(core), history(core), lifecycle(core), merges(core), garbage(core), accounting(core),
-	      remote(core), root(root) {
+	      remote(core), shared(core), root(root) {
 	}
 	MetadataStore(const MetadataStore &) = delete;
 	MetadataStore &operator=(const MetadataStore &) = delete;
@@ -36,6 +37,7 @@ public:
 	GarbageStore garbage;
 	AccountingStore accounting;
 	RemoteStore remote;
+	SharedWriterStore shared;
 	const std::string root;
 };
 

@@ -25,6 +25,16 @@ static void KeepWork(Repository &repository, const std::string &database, const 
                                              const std::string &database, const std::string &branch,
                                              const std::optional<StoreHead> &now, int64_t kept) {
 	auto seen = repository.metadata->remote.Head(store_url, database, branch);
+	if (SeenByUs(repository, store_url, database, branch, now)) {
+		// The head did not move: this branch was built on work kept after an earlier conflict.
+		Fail(ErrorKind::IO, "branch_conflict",
+		     "Branch " + branch + " of database " + database +
+		         " holds work kept after an earlier branch_conflict, which is never published on " + branch +
+		         ". This repository's work is kept as local snapshot " + std::to_string(kept) +
+		         " (not published). DETACH " + database + " and ATTACH it again: " + branch +
+		         " then starts from the head in S3 (after SELECT kept_branch FROM differential_resolve_conflict('" +
+		         database + "', keep => 'branch') when the conflict is not resolved yet).");
+	}
 	auto moved = now ? "moved in S3 to snapshot " + std::to_string(now->head.snapshot_id) : std::string("moved in S3");
 	auto since =
 	    seen ? "snapshot " + std::to_string(repository.metadata->shared.StoreSnapshotId(database, seen->snapshot_id))

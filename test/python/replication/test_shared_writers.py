@@ -93,13 +93,18 @@ def test_on_conflict_branch_forks_automatically_and_the_call_succeeds(s3, hosts)
     assert a.rows("SELECT snapshot_id, branch_name FROM differential_create_snapshot('team')") == \
         [[3, "main-conflict-3"]]
     assert published_history(prefix_root(s3), "team") == [2, 1]
+    # Still attached on top of kept work: the next snapshot is kept as well, never published on main.
+    a.rows("UPDATE team.tasks SET status = 'blocked' WHERE id = 51")
+    assert a.rows("SELECT snapshot_id, branch_name FROM differential_create_snapshot('team')") == \
+        [[4, "main-conflict-4"]]
+    assert published_history(prefix_root(s3), "team") == [2, 1]
     # ON_CONFLICT is stored with the database; main follows S3 from the next ATTACH.
     a.rows("DETACH team")
     a.rows("ATTACH 'differential:team' AS team")
     assert a.rows("SELECT count(*) FILTER (status = 'done'), count(*) FILTER (status = 'blocked') FROM team.tasks") \
         == [[10, 0]]
     assert a.rows("SELECT branch_name FROM differential_branches('team') ORDER BY 1") == \
-        [["main"], ["main-conflict-3"]]
+        [["main"], ["main-conflict-3"], ["main-conflict-4"]]
 
 
 WRITER = r"""

@@ -95,6 +95,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::ShippingFunction());
 	// WAL syncs of attached shipping branches reach their shipper through storage's sync observer.
 	differential::InstallWalShipping();
+	loader.RegisterFunction(differential::ResolveConflictFunction());
 	loader.RegisterFunction(differential::DropBranchFunction());
 	loader.RegisterFunction(differential::DropDatabaseFunction());
 	loader.RegisterFunction(differential::ExpireSnapshotsFunction());

@@ -6,6 +6,7 @@
 #include "catalog/follower_catalog.hpp"
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
+#include "catalog/shared_writers.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/logging.hpp"
@@ -38,8 +39,6 @@ std::string RepositorySetting(ClientContext &context) {
 	return value.ToString();
 }
 
-// Options of the 1.0 specification that need parts of replication this build does not have yet.
-static const std::set<std::string> REMOTE_OPTIONS = {"writers", "on_conflict"};
 // DuckDB's own storage options, passed through unchanged.
 static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_size", "storage_version", "compress"};
 
@@ -64,6 +63,8 @@ struct AttachRequest {
 	//! SHIP_WAL ('sync', 'async', 'off') and SHIP_INTERVAL (seconds), when given.
 	std::optional<std::string> ship_wal;
 	std::optional<int64_t> ship_interval;
+	//! WRITERS and ON_CONFLICT.
+	SharedWriterRequest shared;
 };
 
 static std::string ShipWalOption(const Value &value) {
@@ -132,20 +133,18 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			request.ship_wal = ShipWalOption(option.second);
 		} else if (key == "ship_interval") {
 			request.ship_interval = ShipIntervalOption(option.second);
-		} else if (REMOTE_OPTIONS.count(key)) {
-			Fail(ErrorKind::INVALID_INPUT, "not_supported",
-			     "ATTACH option " + StringUtil::Upper(key) +
-			         " needs shared writers, which this build does not have yet. Remove it; SHIP_WAL "
-			         "ships the WAL of a database with a DATA_PATH.");
+		} else if (key == "writers" || key == "on_conflict") {
+			ReadSharedWriterOption(key, StringOption(key, option.second), request.shared);
 		} else if (!NATIVE_OPTIONS.count(key)) {
 			Fail(ErrorKind::INVALID_INPUT, "unknown_option",
 			     "ATTACH option " + StringUtil::Upper(key) +
 			         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
-			         "DATA_PATH, SHIP_WAL, SHIP_INTERVAL, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, STORAGE_VERSION, "
-			         "COMPRESS.");
+			         "DATA_PATH, SHIP_WAL, SHIP_INTERVAL, WRITERS, ON_CONFLICT, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, "
+			         "STORAGE_VERSION, COMPRESS.");
 		}
 	}
-	for (auto key : {"branch", "repository", "snapshot", "data_path", "ship_wal", "ship_interval"}) {
+	for (auto key : {"branch", "repository", "snapshot", "data_path", "ship_wal", "ship_interval", "writers",
+	                 "on_conflict"}) {
 		options.options.erase(key);
 	}
 	if (request.snapshot_id && request.branch_given) {
@@ -306,10 +305,16 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
 		                                                   : NormalizeRepositoryPath(request.repository_path));
 		CheckShipping(*repository, request, read_only);
+		CheckSharedWriterRequest(*repository, request.database, request.shared, request.data_path.has_value(),
+		                         read_only);
 		info.path = ResolveAttachPath(*repository, request, read_only);
 		std::optional<std::string> adopt;
 		if (request.data_path) {
 			adopt = CheckDataPath(*repository, request, read_only);
+		}
+		if (!request.snapshot_id) {
+			ApplySharedWriters(context, *repository, request.database, request.branch, request.shared,
+			                   request.data_path, read_only);
 		}
 		RegisterStoreForEvictedReads(context, *repository, request.database);
 		auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,

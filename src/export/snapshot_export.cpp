@@ -247,6 +247,9 @@ Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, Expor
 	record.database = context.database;
 	record.snapshot_id = snapshot_id;
 	record.descriptor = descriptor_hash;
+	if (metadata.shared.Settings(context.database).shared && !snapshot->parents.empty()) {
+		record.parent = metadata.shared.StoreSnapshotId(context.database, snapshot->parents.front());
+	}
 	auto key = CommitRecordKey(context.database, snapshot_id);
 	if (!uploader.PutRecord(key, EncodeSnapshotRecord(record, false))) {
 		throw RemoteConflict("the commit record " + key + " of another writer holds snapshot " +

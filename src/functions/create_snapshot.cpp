@@ -1,6 +1,7 @@
 // differential_create_snapshot(attached, name =>, author =>, message =>): checkpoints the
 // attachment, then records its state as the database's next snapshot.
 #include "catalog/database_export.hpp"
+#include "catalog/shared_writers.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
@@ -49,8 +50,14 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			         "Cannot snapshot " + QuoteName(attached) + " while other transactions write to it (" +
 			             std::string(e.what()) + "). Retry when they have committed.");
 		    }
-		    auto snapshot = catalog.repository->metadata->history.CreateSnapshot(catalog.database_name,
-		                                                                         catalog.branch_name, request);
+		    auto &metadata = *catalog.repository->metadata;
+		    if (metadata.shared.Settings(catalog.database_name).shared) {
+			    auto snapshot = TakeSharedSnapshot(context, *catalog.repository, catalog.database_name,
+			                                       catalog.branch_name, request);
+			    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name),
+			                  Value(snapshot.branch_name), TimestampFromMicros(snapshot.created_at_us)}};
+		    }
+		    auto snapshot = metadata.history.CreateSnapshot(catalog.database_name, catalog.branch_name, request);
 		    // The snapshot is durable locally; an S3 database exports it now (a failure says it stays local).
 		    ExportDatabase(context, *catalog.repository, catalog.database_name, std::nullopt, progress);
 		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name), Value(snapshot.branch_name),

@@ -3,6 +3,7 @@
 // its DATA_PATH is the export's store (so its snapshots reuse the packs), and snapshot 1 is taken of it.
 #include "catalog/database_export.hpp"
 #include "catalog/remote_attach.hpp"
+#include "catalog/shared_writers.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "export/data_path.hpp"

@@ -21,6 +21,7 @@ duckdb::TableFunction EvictExportedFunction();
 duckdb::TableFunction RecoverExportFunction();
 duckdb::TableFunction RecoverBranchFunction();
 duckdb::TableFunction ShippingFunction();
+duckdb::TableFunction ResolveConflictFunction();
 duckdb::TableFunction DropBranchFunction();
 duckdb::TableFunction DropDatabaseFunction();
 duckdb::TableFunction ExpireSnapshotsFunction();

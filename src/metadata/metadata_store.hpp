@@ -11,6 +11,7 @@
 #include "metadata/metadata_core.hpp"
 #include "metadata/remote_store.hpp"
 #include "metadata/shipping_store.hpp"
+#include "metadata/shared_writer_store.hpp"
 
 #include <string>
 
@@ -21,7 +22,7 @@ public:
 	//! Opens (creating if needed) <root>/metadata.sqlite and migrates it to the current schema.
 	explicit MetadataStore(const std::string &root)
 	    : core(root), files(core), history(core), lifecycle(core), merges(core), garbage(core), accounting(core),
-	      remote(core), shipping(core), root(root) {
+	      remote(core), shipping(core), shared(core), root(root) {
 	}
 	MetadataStore(const MetadataStore &) = delete;
 	MetadataStore &operator=(const MetadataStore &) = delete;
@@ -38,6 +39,7 @@ public:
 	AccountingStore accounting;
 	RemoteStore remote;
 	ShippingStore shipping;
+	SharedWriterStore shared;
 	const std::string root;
 };
 

@@ -54,7 +54,8 @@ std::vector<PendingExport> RemoteStore::PendingExports(const std::string &databa
 	    "SELECT s.snapshot_id, s.branch_name FROM snapshots s JOIN databases d USING (database_id) WHERE "
 	    "s.database_id = ? AND d.data_path IS NOT NULL AND s.snapshot_id >= coalesce(d.export_from_snapshot, 1) AND "
 	    "s.snapshot_id <= ? AND NOT EXISTS (SELECT 1 FROM snapshot_exports e WHERE e.database_id = s.database_id AND "
-	    "e.snapshot_id = s.snapshot_id) ORDER BY s.snapshot_id");
+	    "e.snapshot_id = s.snapshot_id) AND NOT EXISTS (SELECT 1 FROM repository_meta m WHERE m.key = 'kept/' || "
+	    "d.database_name || '/' || s.snapshot_id) ORDER BY s.snapshot_id");
 	stmt.Bind(1, database_id).Bind(2, up_to.value_or(INT64_MAX));
 	std::vector<PendingExport> out;
 	while (stmt.Step()) {
@@ -307,7 +308,7 @@ void RemoteStore::RecordHead(const std::string &store_url, const std::string &da
 
 namespace differential {
 
-static void InsertRecoveredChunks(SqliteDatabase &db, const RecoveredExport &recovered) {
+void InsertRecoveredChunks(SqliteDatabase &db, const RecoveredExport &recovered) {
 	// Chunks this repository stores already stay local; the others start out evicted (FORMAT.md §5.5).
 	// Their CRC32C is unknown without the bytes, and unused: evicted reads check the SHA-256.
 	auto chunk = db.Prepare(

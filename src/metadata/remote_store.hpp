@@ -66,6 +66,11 @@ struct RecoveredExport {
 	std::vector<PackedChunk> chunks;
 };
 
+class SqliteDatabase;
+//! Records an imported image's chunks (those not stored locally as evicted, with where the store holds
+//! them) and its index pages, inside the caller's transaction.
+void InsertRecoveredChunks(SqliteDatabase &db, const RecoveredExport &recovered);
+
 class RemoteStore {
 public:
 	explicit RemoteStore(MetadataCore &core) : core(core) {

@@ -171,6 +171,9 @@ std::string EncodeSnapshotRecord(const RemoteSnapshotRecord &record, bool expiry
 	out.Add("snapshot", std::to_string(record.snapshot_id));
 	if (!expiry) {
 		out.Add("descriptor", HashToHex(record.descriptor));
+		if (record.parent > 0) {
+			out.Add("parent", std::to_string(record.parent));
+		}
 	}
 	return out.text;
 }
@@ -182,6 +185,10 @@ bool DecodeSnapshotRecord(const std::string &text, bool expiry, RemoteSnapshotRe
 		return false;
 	}
 	out.descriptor = Hash256();
+	out.parent = 0;
+	if (!expiry && parsed.values.count("parent") && !parsed.Number("parent", out.parent, why)) {
+		return false;
+	}
 	return expiry || parsed.HashValue("descriptor", out.descriptor, why);
 }
 

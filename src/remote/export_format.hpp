@@ -79,6 +79,9 @@ struct RemoteSnapshotRecord {
 	std::string database;
 	int64_t snapshot_id = 0;
 	Hash256 descriptor {}; //! zero in expiry records
+	//! Commit records of shared writers: the snapshot this one was taken on top of (0: none, or not
+	//! recorded), so the published history can be walked back from a head through commit records.
+	int64_t parent = 0;
 };
 std::string EncodeSnapshotRecord(const RemoteSnapshotRecord &record, bool expiry);
 bool DecodeSnapshotRecord(const std::string &text, bool expiry, RemoteSnapshotRecord &out, std::string &why);

@@ -64,7 +64,8 @@ def test_attach_options(inv):
     refused(inv, "ATTACH 'differential:inv' AS x (SHIP_WAL 'async')", "data_path_required")
     # FOLLOW follows an exported head; on a local database it is a misuse, not a missing feature.
     refused(inv, "ATTACH 'differential:inv' AS x (FOLLOW true)", "invalid_option")
-    refused(inv, "ATTACH 'differential:inv' AS x (WRITERS 'shared')", "not_supported")
+    refused(inv, "ATTACH 'differential:inv' AS x (WRITERS 'shared')", "data_path_required")
+    refused(inv, "ATTACH 'differential:inv' AS x (WRITERS 'many')", "invalid_option")
     # A DATA_PATH is recorded only once the attachment opened: here the branch is in use, so nothing is.
     refused(inv, "ATTACH 'differential:inv' AS x (DATA_PATH 's3://bucket/lake/')", "branch_in_use")
     refused(inv, "SELECT * FROM differential_export_snapshot('inv')", "no_data_path")

@@ -143,8 +143,8 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 			         "STORAGE_VERSION, COMPRESS.");
 		}
 	}
-	for (auto key : {"branch", "repository", "snapshot", "data_path", "ship_wal", "ship_interval", "writers",
-	                 "on_conflict"}) {
+	for (auto key :
+	     {"branch", "repository", "snapshot", "data_path", "ship_wal", "ship_interval", "writers", "on_conflict"}) {
 		options.options.erase(key);
 	}
 	if (request.snapshot_id && request.branch_given) {

@@ -42,7 +42,6 @@ std::optional<int64_t> FollowStoreHead(duckdb::ClientContext &context, Repositor
                                        const std::string &database, const std::string &branch,
                                        const std::string &store_url);
 
-
 //! differential_create_snapshot for a shared database: takes the snapshot and publishes it. When another
 //! writer moved the head, the work is kept as a local snapshot and either raises branch_conflict or, with
 //! ON_CONFLICT 'branch', goes to the branch `<branch>-conflict-<id>` (returned in branch_name).

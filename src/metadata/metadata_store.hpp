@@ -10,8 +10,8 @@
 #include "metadata/merge_request_store.hpp"
 #include "metadata/metadata_core.hpp"
 #include "metadata/remote_store.hpp"
-#include "metadata/shipping_store.hpp"
 #include "metadata/shared_writer_store.hpp"
+#include "metadata/shipping_store.hpp"
 
 #include <string>
 

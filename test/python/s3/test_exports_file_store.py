@@ -130,10 +130,11 @@ def test_read_only_attach_cannot_give_a_data_path(con, bucket):
 
 
 def test_replication_options_refused_without_what_they_need(con, bucket):
-    # SHIP_WAL needs a DATA_PATH; followers and shared writers are not in this build.
+    # SHIP_WAL and shared writers need a DATA_PATH; ON_CONFLICT needs shared writers.
     refused(con, "ATTACH 'differential:orders' AS orders (SHIP_WAL 'async')", "data_path_required")
-    refused(con, f"ATTACH 'differential:orders' AS orders (DATA_PATH '{url_of(bucket)}', WRITERS 'shared')",
-            "not_supported")
+    refused(con, "ATTACH 'differential:orders' AS orders (WRITERS 'shared')", "data_path_required")
+    refused(con, f"ATTACH 'differential:orders' AS orders (DATA_PATH '{url_of(bucket)}', ON_CONFLICT 'branch')",
+            "invalid_option")
     assert repository_state(con) == []
 
 

@@ -337,17 +337,41 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason, Epoch &fi
 		} while (!PutNext(blob, true));
 		CrashPoint("ship.after_seal_put");
 	}
-	MoveHead(base_hash, next);
+	if (state.chain == 0) {
+		MoveHead(base_hash, next); // the first chain: only the head leads readers to it
+	} else {
+		MoveHeadAfterSeal(base_hash, next);
+	}
 	CrashPoint("ship.after_head_move");
 	EnterChain(next, base_hash, first_blob);
 	LogChain(timer, base_hash, reason);
 }
 
+void ChainWriter::MoveHeadAfterSeal(const Hash256 &base, uint64_t chain) {
+	// The seal made the new chain part of the history (readers follow it), so the commit shipped in its
+	// epoch 1 must not fail now: DuckDB would revert a commit that readers already see. A head that
+	// could not move is only a stale entry point; the next chain start moves it again.
+	try {
+		MoveHead(base, chain);
+	} catch (DifferentialError &error) {
+		if (error.code == "head_conflict" && state.fenced) {
+			throw; // a recovery took the branch over after our seal
+		}
+		LogWarning("ship_head_stale", target.database + "/" + target.branch +
+		                                  ": the head still names an older "
+		                                  "chain than " +
+		                                  std::to_string(chain) + " (readers follow the seals): " + error.what());
+	}
+}
+
 void ChainWriter::LogChain(LogTimer &timer, const Hash256 &base, SealReason reason) {
 	LogEvent("ship_chain", timer.ElapsedMs(),
 	         target.database + "/" + target.branch + " chain " + std::to_string(state.chain) + " base " +
-	             HashToHex(base) + " (" + SealReasonName(reason) + "), epoch 1 " + std::to_string(chain_bytes) +
-	             " bytes");
+	             HashToHex(base) + " (" + SealReasonName(reason) + ")");
+	// Epoch 1 is written inside the chain start; one ship_epoch event per epoch all the same.
+	LogEvent("ship_epoch", 0,
+	         EpochKey(target.database, target.branch, state.chain, 1) + " " + std::to_string(chain_bytes) +
+	             " bytes, the first of its chain");
 }
 
 } // namespace differential

@@ -1,6 +1,6 @@
-// The writer's side of the epoch chain in the object store: commit epochs (create-only), new chains
-// (base export, seal, head move) and what a refused create-only PUT means (our own retry, our own
-// earlier epoch, or another writer's seal: head_conflict). docs/FORMAT.md §10.4-10.6.
+// The writer's side of the epoch chain in the object store: commit epochs (create-only), new chains (base
+// export, epoch 1 at a free chain id, then the seal naming it, then the head move) and what a refused
+// create-only PUT means (our own retry or earlier epoch, or another writer's: head_conflict). FORMAT §10.4-10.6.
 #pragma once
 
 #include "common/logging.hpp"
@@ -92,6 +92,8 @@ private:
 	void EnterChain(uint64_t chain, const Hash256 &base, const std::string &first_blob);
 	void LogChain(LogTimer &timer, const Hash256 &base, SealReason reason);
 	void MoveHead(const Hash256 &base, uint64_t chain);
+	//! The head move after a chain start's seal: a failure only leaves the head stale (logged).
+	void MoveHeadAfterSeal(const Hash256 &base, uint64_t chain);
 	void AdoptReservedChainBase();
 	[[noreturn]] void Fenced(const std::string &why);
 	void Save();

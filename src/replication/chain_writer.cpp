@@ -311,7 +311,7 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason, Epoch &fi
 		LogChain(timer, base_hash, reason);
 		return;
 	}
-	// Order matters (FORMAT §10.5): epoch 1 of the new chain, with the WAL since the base's checkpoint, exists
+	// Order matters (FORMAT §10.6): epoch 1 of the new chain, with the WAL since the base's checkpoint, exists
 	// before any seal names the chain, so a crash at any step leaves every acknowledged commit reachable.
 	std::string first_blob;
 	uint64_t next = WriteFirstEpoch(state.chain + 1, base_hash, first, first_blob);
@@ -357,9 +357,7 @@ void ChainWriter::MoveHeadAfterSeal(const Hash256 &base, uint64_t chain) {
 		if (error.code == "head_conflict" && state.fenced) {
 			throw; // a recovery took the branch over after our seal
 		}
-		LogWarning("ship_head_stale", target.database + "/" + target.branch +
-		                                  ": the head still names an older "
-		                                  "chain than " +
+		LogWarning("ship_head_stale", target.database + "/" + target.branch + ": the head names a chain older than " +
 		                                  std::to_string(chain) + " (readers follow the seals): " + error.what());
 	}
 }

@@ -20,8 +20,9 @@ struct ChainPosition {
 	Hash256 base {};
 	uint64_t seq = 0;
 	Hash256 link {};
-	//! True after a recovery seal whose successor chain has no base in the head yet: nothing to read
-	//! until the new leader moves the head (ReadNextEpoch then re-reads the head).
+	//! True after a recovery seal of an earlier version, which named no successor base: nothing to read
+	//! until the new leader moves the head (ReadNextEpoch then re-reads the head). Seals written now
+	//! always name the successor's base, whose epoch 1 exists before the seal.
 	bool awaiting_base = false;
 	uint64_t awaiting_chain = 0;
 

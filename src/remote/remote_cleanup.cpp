@@ -59,6 +59,9 @@ static ObjectOutcome HeadDescriptors(ObjectStore &store, std::set<Hash256> &root
 			return Damaged(heads[i].key, why);
 		}
 		roots.insert(head.descriptor);
+		if (!IsZeroHash(head.chain_base)) {
+			roots.insert(head.chain_base); // the base readers of a shipping head's WAL chain start from
+		}
 	}
 	return outcome;
 }

@@ -6,6 +6,7 @@
 #include "common/logging.hpp"
 #include "common/names.hpp"
 #include "metadata/metadata_store.hpp"
+#include "replication/chain_writer.hpp"
 #include "storage/chunk_geometry.hpp"
 #include "storage/index_page.hpp"
 #include "storage/versioned_file.hpp"
@@ -54,16 +55,72 @@ static void CheckRequest(Repository &repository, const BranchRecoveryRequest &re
 	}
 }
 
-//! Writes the recovery seal at the tip create-only; when another epoch got there first, reads on and
-//! tries again at the new tip. Returns the successor chain the seal reserves.
-static uint64_t Fence(const BranchRecoveryRequest &request, const std::string &writer, ChainPosition &pos,
-                      ChainState &state) {
+//! The recovered chain's epoch 1: the tip's whole state (the chunks changed since the base, the WAL since
+//! it) over the same base, so the seal can name a successor that exists, base included.
+static Epoch RecoveredFirstEpoch(const ChainPosition &pos, const ChainState &state, const std::string &writer,
+                                 uint64_t base_length) {
+	Epoch first;
+	first.kind = EpochKind::COMMIT;
+	first.database = pos.database;
+	first.branch = pos.branch;
+	first.writer = writer;
+	first.seq = 1;
+	first.previous = state.base;
+	first.wal_offset = 0;
+	first.wal = state.wal;
+	first.file_length = state.Empty() ? base_length : state.file_length;
+	for (auto &entry : state.chunks) {
+		first.chunks.push_back(entry.second);
+	}
+	return first;
+}
+
+//! PUT create-only; true when written, false when the key is taken.
+static bool CreateOnly(ObjectStore &store, const std::string &key, const std::string &blob, const char *what) {
+	PutRequest put;
+	put.key = key;
+	put.data = blob.data();
+	put.size = blob.size();
+	put.condition = PutCondition::CreateOnly();
+	auto result = store.Put(put);
+	if (result.outcome.Ok()) {
+		return true;
+	}
+	if (result.outcome.status != ObjectStatus::PRECONDITION_FAILED && result.outcome.status != ObjectStatus::CONFLICT) {
+		FailRemote(result.outcome, store, std::string("writing the ") + what + " " + key);
+	}
+	return false;
+}
+
+//! Writes the recovered state as epoch 1 of a chain id nobody holds, then the recovery seal at the tip naming
+//! it (FORMAT §10.6), both create-only; when another epoch got to the tip first, reads on and tries again at
+//! the new tip (the epoch 1 written for the old tip stays an orphan no seal names). Returns the new
+//! chain's id and its epoch 1's hash.
+static std::pair<uint64_t, Hash256> Fence(const BranchRecoveryRequest &request, const std::string &writer,
+                                          ChainPosition &pos, ChainState &state,
+                                          const std::function<uint64_t()> &base_length) {
+	auto &store = *request.store;
 	for (int attempt = 0; attempt < 16; attempt++) {
 		if (pos.awaiting_base) {
 			Fail(ErrorKind::CONFLICT, "head_conflict",
 			     "The WAL chain of " + pos.database + "/" + pos.branch +
 			         " was already sealed by another recovery, which now owns the branch. Recover with "
 			         "same_identity => false for an independent copy, or follow the new leader.");
+		}
+		auto first = RecoveredFirstEpoch(pos, state, writer, base_length());
+		std::string first_blob;
+		uint64_t successor = 0;
+		for (uint64_t id = pos.chain + 1; id < pos.chain + 1 + MAX_CHAIN_ID_PROBES && !successor; id++) {
+			first.chain = id;
+			first_blob = EncodeEpoch(first);
+			if (CreateOnly(store, EpochKey(pos.database, pos.branch, id, 1), first_blob, "recovered chain's epoch")) {
+				successor = id;
+			}
+		}
+		if (!successor) {
+			Fail(ErrorKind::CONFLICT, "head_conflict",
+			     "Chain ids after " + std::to_string(pos.chain) + " of " + pos.database + "/" + pos.branch +
+			         " are all taken: its writer is alive and busy. Stop it, then recover again.");
 		}
 		Epoch seal;
 		seal.kind = EpochKind::SEAL;
@@ -74,23 +131,14 @@ static uint64_t Fence(const BranchRecoveryRequest &request, const std::string &w
 		seal.seq = pos.seq + 1;
 		seal.previous = pos.link;
 		seal.writer = writer;
-		seal.successor_chain = pos.chain + 1;
-		auto blob = EncodeEpoch(seal);
-		PutRequest put;
-		put.key = EpochKey(pos.database, pos.branch, pos.chain, pos.seq + 1);
-		put.data = blob.data();
-		put.size = blob.size();
-		put.condition = PutCondition::CreateOnly();
-		auto result = request.store->Put(put);
-		if (result.outcome.Ok()) {
-			return pos.chain + 1;
-		}
-		if (result.outcome.status != ObjectStatus::PRECONDITION_FAILED &&
-		    result.outcome.status != ObjectStatus::CONFLICT) {
-			FailRemote(result.outcome, *request.store, "writing the recovery seal " + put.key);
+		seal.successor_chain = successor;
+		seal.successor_base = state.base;
+		if (CreateOnly(store, EpochKey(pos.database, pos.branch, pos.chain, pos.seq + 1), EncodeEpoch(seal),
+		               "recovery seal")) {
+			return {successor, EpochHash(first_blob)};
 		}
 		// The old writer appended meanwhile: apply what it wrote and seal the new tip.
-		WalkToTip(*request.store, pos, state);
+		WalkToTip(store, pos, state);
 	}
 	Fail(ErrorKind::CONFLICT, "head_conflict",
 	     "The branch " + pos.database + "/" + pos.branch +
@@ -134,11 +182,22 @@ BranchRecoveryResult RecoverBranch(Repository &repository, const BranchRecoveryR
 	ChainState state;
 	WalkToTip(*request.store, pos, state);
 	auto writer = NewUuid();
-	uint64_t successor = 0;
+	RemoteImage image;
+	Hash256 loaded {};
+	auto load = [&]() {
+		if (IsZeroHash(loaded) || loaded != state.base) {
+			image = request.load_base(state.base);
+			loaded = state.base;
+		}
+	};
+	std::pair<uint64_t, Hash256> successor {0, Hash256 {}};
 	if (request.same_identity) {
-		successor = Fence(request, writer, pos, state);
+		successor = Fence(request, writer, pos, state, [&]() {
+			load();
+			return image.length;
+		});
 	}
-	auto image = request.load_base(state.base);
+	load();
 	auto recovered = ImportExportImage(request.name, request.store_url, image);
 	auto &metadata = *repository.metadata;
 	metadata.remote.RecoverDatabase(recovered);
@@ -150,10 +209,13 @@ BranchRecoveryResult RecoverBranch(Repository &repository, const BranchRecoveryR
 	result.wal_bytes = state.wal.size();
 	result.chunks = state.chunks.size();
 	if (request.same_identity) {
-		// The new leader continues in the reserved chain, whose base it exports when it first ships.
+		// The new leader continues after epoch 1 of the chain the seal named; its first shipment seals it.
 		metadata.shipping.SetSettings(request.name, "off", 1, writer);
 		ShipState ship;
-		ship.chain = successor;
+		ship.chain = successor.first;
+		ship.seq = 1;
+		ship.base = state.base;
+		ship.link = successor.second;
 		metadata.shipping.SetState(request.name, "main", ship);
 		PublishedHead head {request.head.snapshot_id, request.head.descriptor, request.head_etag};
 		head.chain = request.head.chain;
@@ -163,7 +225,7 @@ BranchRecoveryResult RecoverBranch(Repository &repository, const BranchRecoveryR
 	}
 	LogEvent("recover_branch", timer.ElapsedMs(),
 	         request.name + " from chain " + std::to_string(state.chain) + " epoch " + std::to_string(state.seq) +
-	             (request.same_identity ? ", fenced" : ""));
+	             (request.same_identity ? ", fenced; continues in chain " + std::to_string(successor.first) : ""));
 	return result;
 }
 

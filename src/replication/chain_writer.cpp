@@ -47,9 +47,8 @@ void ChainWriter::Fenced(const std::string &why) {
 	FailFenced(target.database, target.branch, why);
 }
 
-bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
+bool ChainWriter::PutCreateOnly(const std::string &key, const std::string &blob, std::string &there) {
 	auto &store = *target.store;
-	auto key = EpochKey(target.database, target.branch, state.chain, state.seq + 1);
 	PutRequest put;
 	put.key = key;
 	put.data = blob.data();
@@ -69,12 +68,19 @@ bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
 	if (!got.outcome.Ok()) {
 		FailRemote(got.outcome, store, "reading the epoch " + key + " another PUT holds");
 	}
-	if (got.data == blob) {
-		return true; // our own write, whose answer was lost
+	there = std::move(got.data);
+	return there == blob; // identical: our own write, whose answer was lost
+}
+
+bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
+	auto key = EpochKey(target.database, target.branch, state.chain, state.seq + 1);
+	std::string got;
+	if (PutCreateOnly(key, blob, got)) {
+		return true;
 	}
 	Epoch there;
 	std::string why;
-	if (!DecodeEpoch(got.data, there, why) ||
+	if (!DecodeEpoch(got, there, why) ||
 	    !VerifyEpoch(there, target.database, target.branch, state.chain, state.seq + 1, state.link, why)) {
 		Fenced("the object at " + key + " is not a valid continuation of this chain: " + why);
 	}
@@ -83,7 +89,8 @@ bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
 		       " epoch of writer " + there.writer + " holds " + key);
 	}
 	if (there.kind == EpochKind::SEAL) {
-		// Our own seal of a chain start that a crash cut short: continue in the chain it names.
+		// Our own seal of a chain start that a crash cut short: continue in the chain it names (its first
+		// epoch exists: a seal is written after it).
 		state.chain = there.successor_chain;
 		state.seq = 0;
 		state.base = there.successor_base;
@@ -93,9 +100,38 @@ bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
 	}
 	// An epoch this database wrote before a crash, which the metadata never recorded: step past it.
 	state.seq++;
-	state.link = EpochHash(got.data);
+	state.link = EpochHash(got);
 	Save();
 	return false;
+}
+
+std::string ChainWriter::FirstEpochBlob(Epoch &first, uint64_t chain, const Hash256 &base) const {
+	first.kind = EpochKind::COMMIT;
+	first.database = target.database;
+	first.branch = target.branch;
+	first.writer = target.settings.writer;
+	first.chain = chain;
+	first.seq = 1;
+	first.previous = base;
+	return EncodeEpoch(first);
+}
+
+uint64_t ChainWriter::WriteFirstEpoch(uint64_t from, const Hash256 &base, Epoch &first, std::string &blob) {
+	// A chain id is taken by whoever creates its epoch 1. One that exists belongs to another attempt (a
+	// crashed chain start, whose orphan no seal names, or another writer): try the next id.
+	for (uint64_t chain = from; chain < from + MAX_CHAIN_ID_PROBES; chain++) {
+		blob = FirstEpochBlob(first, chain, base);
+		std::string there;
+		if (PutCreateOnly(EpochKey(target.database, target.branch, chain, 1), blob, there)) {
+			CrashPoint("ship.after_first_epoch_put");
+			return chain;
+		}
+	}
+	Fail(ErrorKind::CONFLICT, "head_conflict",
+	     "Chain ids " + std::to_string(from) + " to " + std::to_string(from + MAX_CHAIN_ID_PROBES - 1) + " of " +
+	         target.database + "/" + target.branch + " in " + target.store->Describe() +
+	         " are all taken, so no new WAL chain can start: another writer keeps starting chains on this branch. "
+	         "Stop it (or recover the branch with differential_recover_branch()), then commit again.");
 }
 
 void ChainWriter::PutCommit(Epoch &epoch) {
@@ -202,9 +238,35 @@ void ChainWriter::AdoptReservedChainBase() {
 	}
 }
 
-void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
-	CheckNotFenced();
-	LogTimer timer;
+bool ChainWriter::StartReservedChain(const Hash256 &base, Epoch &first) {
+	// The id is fixed by the recovery seal, so epoch 1 goes there, then the head gives readers its base.
+	std::string blob = FirstEpochBlob(first, state.chain, base);
+	std::string got;
+	auto key = EpochKey(target.database, target.branch, state.chain, 1);
+	if (PutCreateOnly(key, blob, got)) {
+		CrashPoint("ship.after_first_epoch_put");
+		MoveHead(base, state.chain);
+		EnterChain(state.chain, base, blob);
+		return true;
+	}
+	// An earlier attempt of ours (a crash before the head move) wrote epoch 1 on another base: adopt that
+	// chain and publish it, then the caller seals it and starts a fresh one from this base.
+	Epoch there;
+	std::string why;
+	if (!DecodeEpoch(got, there, why) || there.kind != EpochKind::COMMIT || there.chain != state.chain ||
+	    there.seq != 1 || there.writer != target.settings.writer) {
+		Fenced("the object at " + key + " is not this writer's first epoch of the chain its recovery reserved" +
+		       (why.empty() ? "" : ": " + why));
+	}
+	state.base = there.previous;
+	state.seq = 1;
+	state.link = EpochHash(got);
+	Save();
+	MoveHead(state.base, state.chain);
+	return false;
+}
+
+Hash256 ChainWriter::ExportBase(const ChainBase &base) {
 	ExportStats stats;
 	ExportContext context {*target.repository, target.database, *target.store,
 	                       target.store_url,   nullptr,         ExportTuning().upload_concurrency};
@@ -225,14 +287,37 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 		FailRemote(outcome, *target.store, "exporting the base of a new WAL chain");
 	}
 	counters.requests += stats.requests;
+	return base_hash;
+}
+
+void ChainWriter::EnterChain(uint64_t chain, const Hash256 &base, const std::string &first_blob) {
+	state.chain = chain;
+	state.seq = 1;
+	state.base = base;
+	state.link = EpochHash(first_blob);
+	Save();
+	counters.chains++;
+	counters.epochs++;
+	chain_epochs = 1;
+	chain_bytes = first_blob.size();
+}
+
+void ChainWriter::StartChain(const ChainBase &base, SealReason reason, Epoch &first) {
+	CheckNotFenced();
+	LogTimer timer;
+	auto base_hash = ExportBase(base);
 	if (state.chain != 0 && IsZeroHash(state.base)) {
 		AdoptReservedChainBase();
 	}
-	uint64_t next = state.chain + 1;
-	if (state.chain != 0 && IsZeroHash(state.base)) {
-		// A recovery sealed the previous chain and reserved this one: it only needs its base.
-		next = state.chain;
-	} else if (state.chain != 0) {
+	if (state.chain != 0 && IsZeroHash(state.base) && StartReservedChain(base_hash, first)) {
+		LogChain(timer, base_hash, reason);
+		return;
+	}
+	// Order matters (FORMAT §10.6): epoch 1 of the new chain, with the WAL since the base's checkpoint, exists
+	// before any seal names the chain, so a crash at any step leaves every acknowledged commit reachable.
+	std::string first_blob;
+	uint64_t next = WriteFirstEpoch(state.chain + 1, base_hash, first, first_blob);
+	if (state.chain != 0) {
 		Epoch seal;
 		seal.kind = EpochKind::SEAL;
 		seal.reason = reason;
@@ -242,7 +327,10 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 		seal.successor_base = base_hash;
 		std::string blob;
 		do {
-			next = state.chain + 1;
+			if (state.chain >= next) {
+				// Our own earlier seal led past the id just taken: take one after it.
+				next = WriteFirstEpoch(state.chain + 1, base_hash, first, first_blob);
+			}
 			seal.chain = state.chain;
 			seal.seq = state.seq + 1;
 			seal.previous = state.link;
@@ -251,19 +339,39 @@ void ChainWriter::StartChain(const ChainBase &base, SealReason reason) {
 		} while (!PutNext(blob, true));
 		CrashPoint("ship.after_seal_put");
 	}
-	MoveHead(base_hash, next);
+	if (state.chain == 0) {
+		MoveHead(base_hash, next); // the first chain: only the head leads readers to it
+	} else {
+		MoveHeadAfterSeal(base_hash, next);
+	}
 	CrashPoint("ship.after_head_move");
-	state.chain = next;
-	state.seq = 0;
-	state.base = base_hash;
-	state.link = base_hash;
-	Save();
-	counters.chains++;
-	chain_epochs = 0;
-	chain_bytes = 0;
+	EnterChain(next, base_hash, first_blob);
+	LogChain(timer, base_hash, reason);
+}
+
+void ChainWriter::MoveHeadAfterSeal(const Hash256 &base, uint64_t chain) {
+	// The seal made the new chain part of the history (readers follow it), so the commit shipped in its
+	// epoch 1 must not fail now: DuckDB would revert a commit that readers already see. A head that
+	// could not move is only a stale entry point; the next chain start moves it again.
+	try {
+		MoveHead(base, chain);
+	} catch (DifferentialError &error) {
+		if (error.code == "head_conflict" && state.fenced) {
+			throw; // a recovery took the branch over after our seal
+		}
+		LogWarning("ship_head_stale", target.database + "/" + target.branch + ": the head names a chain older than " +
+		                                  std::to_string(chain) + " (readers follow the seals): " + error.what());
+	}
+}
+
+void ChainWriter::LogChain(LogTimer &timer, const Hash256 &base, SealReason reason) {
 	LogEvent("ship_chain", timer.ElapsedMs(),
-	         target.database + "/" + target.branch + " chain " + std::to_string(next) + " base " +
-	             HashToHex(base_hash) + " (" + SealReasonName(reason) + ")");
+	         target.database + "/" + target.branch + " chain " + std::to_string(state.chain) + " base " +
+	             HashToHex(base) + " (" + SealReasonName(reason) + ")");
+	// Epoch 1 is written inside the chain start; one ship_epoch event per epoch all the same.
+	LogEvent("ship_epoch", 0,
+	         EpochKey(target.database, target.branch, state.chain, 1) + " " + std::to_string(chain_bytes) +
+	             " bytes, the first of its chain");
 }
 
 } // namespace differential

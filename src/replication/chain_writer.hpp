@@ -1,8 +1,9 @@
-// The writer's side of the epoch chain in the object store: commit epochs (create-only), new chains
-// (base export, seal, head move) and what a refused create-only PUT means (our own retry, our own
-// earlier epoch, or another writer's seal: head_conflict). docs/FORMAT.md §10.4-10.6.
+// The writer's side of the epoch chain in the object store: commit epochs (create-only), new chains (base
+// export, epoch 1 at a free chain id, then the seal naming it, then the head move) and what a refused
+// create-only PUT means (our own retry or earlier epoch, or another writer's: head_conflict). FORMAT §10.4-10.6.
 #pragma once
 
+#include "common/logging.hpp"
 #include "metadata/shipping_store.hpp"
 #include "remote/epoch_format.hpp"
 #include "repository/repository.hpp"
@@ -43,14 +44,19 @@ struct ShipCounters {
 	uint64_t bytes = 0;
 };
 
+//! How many taken chain ids a chain start steps over before giving up (each is an abandoned attempt).
+constexpr uint64_t MAX_CHAIN_ID_PROBES = 64;
+
 class ChainWriter {
 public:
 	//! Loads the branch's shipping state from the metadata.
 	explicit ChainWriter(ShipTarget target);
 
-	//! Starts the next chain at `base`: exports it, seals the current chain (unless a recovery already
-	//! sealed it) and moves the head. `reason` goes into the seal.
-	void StartChain(const ChainBase &base, SealReason reason);
+	//! Starts the next chain at `base` with `first` (the WAL since the base's checkpoint and the chunks
+	//! changed since) as its epoch 1: exports the base, writes epoch 1 create-only at a chain id nobody
+	//! holds, THEN seals the current chain naming it (unless a recovery already sealed it and reserved the
+	//! id), then moves the head. `reason` goes into the seal.
+	void StartChain(const ChainBase &base, SealReason reason, Epoch &first);
 	//! Writes the commit epoch (chain, seq+1) create-only and records it. `epoch` carries the payload;
 	//! its place, link and writer are filled in here.
 	void PutCommit(Epoch &epoch);
@@ -73,7 +79,21 @@ private:
 	//! own earlier commit epoch, or (`follow_own_seal`, a chain start) our own seal (state moved past it,
 	//! so the caller retries); throws head_conflict when it is another writer's.
 	bool PutNext(const std::string &blob, bool follow_own_seal);
+	//! PUT create-only at `key`; true when written (or our identical earlier write), else `there` holds
+	//! the object in the way.
+	bool PutCreateOnly(const std::string &key, const std::string &blob, std::string &there);
+	std::string FirstEpochBlob(Epoch &first, uint64_t chain, const Hash256 &base) const;
+	//! Writes `first` as epoch 1 of the first free chain id from `from` on; returns the id.
+	uint64_t WriteFirstEpoch(uint64_t from, const Hash256 &base, Epoch &first, std::string &blob);
+	//! A chain whose id a recovery seal reserved: true when started; false when an earlier attempt of
+	//! ours holds its epoch 1 (adopted: the caller seals it and starts the next).
+	bool StartReservedChain(const Hash256 &base, Epoch &first);
+	Hash256 ExportBase(const ChainBase &base);
+	void EnterChain(uint64_t chain, const Hash256 &base, const std::string &first_blob);
+	void LogChain(LogTimer &timer, const Hash256 &base, SealReason reason);
 	void MoveHead(const Hash256 &base, uint64_t chain);
+	//! The head move after a chain start's seal: a failure only leaves the head stale (logged).
+	void MoveHeadAfterSeal(const Hash256 &base, uint64_t chain);
 	void AdoptReservedChainBase();
 	[[noreturn]] void Fenced(const std::string &why);
 	void Save();

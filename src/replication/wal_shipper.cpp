@@ -150,10 +150,10 @@ void WalShipper::Ship(std::deque<Capture> &items) {
 	while (!items.empty()) {
 		auto &item = items.front();
 		if (item.new_chain) {
-			writer.StartChain(item.base, item.reason);
-			item.new_chain = false;
-		}
-		if (item.HasPayload()) {
+			// The chain's first epoch carries the capture's payload (even an empty one): it is written before
+			// the seal that names the chain.
+			writer.StartChain(item.base, item.reason, item.epoch);
+		} else if (item.HasPayload()) {
 			writer.PutCommit(item.epoch);
 		}
 		items.pop_front();

@@ -42,8 +42,6 @@ def run_leader_until_killed(code, delay):
     return start_id, acks, killed_at
 
 
-@pytest.mark.xfail(strict=False, reason="known bug (DURABILITY.md §18, first limit): a kill between a new chain's seal "
-                   "and its first epoch leaves the tip at a base without the WAL since the last checkpoint")
 def test_sync_leader_killed_loses_no_acknowledged_commit(s3, tmp_path):
     rng = random.Random(SEED)
     leader_repo = tmp_path / "leader"

@@ -24,7 +24,8 @@ print("done", flush=True)
 """
 
 
-@pytest.mark.parametrize("point", ["ship.before_epoch_put:5", "ship.after_epoch_put:5", "ship.after_seal_put:2",
+@pytest.mark.parametrize("point", ["ship.before_epoch_put:5", "ship.after_epoch_put:5", "ship.after_first_epoch_put:2",
+                                   "ship.after_seal_put:2",
                                    "ship.after_head_move:2"])
 def test_restart_after_a_kill_inside_shipping(s3, tmp_path, point):
     leader_repo = tmp_path / "leader"

@@ -1,42 +1,28 @@
 """Helpers of the follower tests: a leader process that exports a branch to the test's bucket, and waiting for
 a follower to see something (eventual visibility, with a generous timeout: never an assertion on time)."""
-import json
-import os
 import pathlib
-import subprocess
-import sys
 import time
 
-HERE = pathlib.Path(__file__).resolve().parent
+from shared_fixtures import Host
 
 
 class Leader:
     """`orders` with DATA_PATH in the bucket, in another OS process; every snapshot is exported and moves the head.
-    `options` adds ATTACH options (", SHIP_WAL 'sync'")."""
+    `options` adds ATTACH options (", SHIP_WAL 'sync'"). Rows come back as strings."""
 
     def __init__(self, repository, s3, options=""):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(HERE.parent)
-        self.process = subprocess.Popen([sys.executable, str(HERE / "leader.py")], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, env=env)
-        self.run(f"SET differential_repository = '{repository}'")
-        self.run(s3.secret_sql)
+        self.host = Host(repository, s3.secret_sql)
         self.run(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}'{options})")
 
     def run(self, sql):
-        self.process.stdin.write(json.dumps(sql) + "\n")
-        self.process.stdin.flush()
-        answer = json.loads(self.process.stdout.readline())
-        assert "error" not in answer, f"leader: {sql}: {answer['error']}"
-        return answer["rows"]
+        return [[str(value) for value in row] for row in self.host.rows(sql)]
 
     def snapshot(self):
         """Takes a snapshot, which exports it and moves the head; returns its id."""
         return int(self.run("SELECT snapshot_id FROM differential_create_snapshot('orders')")[0][0])
 
     def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
+        self.host.close()
 
 
 def eventually(probe, expected, timeout=60, pause=0.05):

@@ -15,33 +15,13 @@ namespace differential {
 namespace test {
 
 template <class Kind>
-class ObjectStoreConformance : public ::testing::Test {
+class ObjectStoreConformance : public StoreTest<Kind> {
 protected:
-	void SetUp() override {
-		try {
-			store = kind.Make();
-		} catch (const std::exception &e) {
-			FAIL() << Kind::NAME << " store unavailable: " << e.what();
-		}
-	}
-
-	PutResult PutText(const std::string &key, const std::string &text, PutCondition condition = PutCondition::None()) {
-		PutRequest request;
-		request.key = key;
-		request.data = text.data();
-		request.size = text.size();
-		request.condition = std::move(condition);
-		return store->Put(request);
-	}
-
 	std::string GetText(const std::string &key) {
-		auto result = store->Get(key);
+		auto result = this->store->Get(key);
 		EXPECT_TRUE(result.outcome.Ok()) << result.outcome.detail;
 		return result.data;
 	}
-
-	Kind kind;
-	std::unique_ptr<ObjectStore> store;
 };
 
 TYPED_TEST_SUITE(ObjectStoreConformance, StoreKinds, KindNames);

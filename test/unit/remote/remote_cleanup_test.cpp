@@ -14,23 +14,10 @@ static constexpr int64_t DAY_MS = 24LL * 60 * 60 * 1000;
 static constexpr int64_t T0 = 1764633600000; // 2025-12-02
 
 template <class Kind>
-class RemoteCleanup : public ::testing::Test {
+class RemoteCleanup : public StoreTest<Kind> {
 protected:
-	void SetUp() override {
-		try {
-			store = kind.Make();
-		} catch (const std::exception &e) {
-			FAIL() << Kind::NAME << " store unavailable: " << e.what();
-		}
-	}
-
 	Hash256 Put(const std::string &key, const std::string &data, PutCondition condition = PutCondition::None()) {
-		PutRequest request;
-		request.key = key;
-		request.data = data.data();
-		request.size = data.size();
-		request.condition = std::move(condition);
-		auto result = store->Put(request);
+		auto result = this->PutText(key, data, std::move(condition));
 		EXPECT_TRUE(result.outcome.Ok()) << key << ": " << result.outcome.detail;
 		return Sha256(data.data(), data.size());
 	}
@@ -71,17 +58,14 @@ protected:
 		options.now_ms = now_ms;
 		options.dry_run = dry_run;
 		RemoteCleanupReport report;
-		auto outcome = CleanupRemoteFiles(*store, options, report);
+		auto outcome = CleanupRemoteFiles(*this->store, options, report);
 		EXPECT_TRUE(outcome.Ok()) << outcome.detail;
 		return report;
 	}
 
 	bool Exists(const std::string &key) {
-		return store->Head(key).outcome.Ok();
+		return this->store->Head(key).outcome.Ok();
 	}
-
-	Kind kind;
-	std::unique_ptr<ObjectStore> store;
 };
 
 TYPED_TEST_SUITE(RemoteCleanup, StoreKinds, KindNames);

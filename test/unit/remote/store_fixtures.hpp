@@ -84,5 +84,30 @@ struct KindNames {
 	}
 };
 
+//! A test over one store of kind `Kind`: the store is made per test, and a store that cannot be made fails it.
+template <class Kind>
+class StoreTest : public ::testing::Test {
+protected:
+	void SetUp() override {
+		try {
+			store = kind.Make();
+		} catch (const std::exception &e) {
+			FAIL() << Kind::NAME << " store unavailable: " << e.what();
+		}
+	}
+
+	PutResult PutText(const std::string &key, const std::string &text, PutCondition condition = PutCondition::None()) {
+		PutRequest request;
+		request.key = key;
+		request.data = text.data();
+		request.size = text.size();
+		request.condition = std::move(condition);
+		return store->Put(request);
+	}
+
+	Kind kind;
+	std::unique_ptr<ObjectStore> store;
+};
+
 } // namespace test
 } // namespace differential

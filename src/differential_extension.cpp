@@ -90,6 +90,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::CloneDatabaseFunction());
 	loader.RegisterFunction(differential::ExportSnapshotFunction());
 	loader.RegisterFunction(differential::EvictExportedFunction());
+	loader.RegisterFunction(differential::FetchEvictedFunction());
 	loader.RegisterFunction(differential::RecoverExportFunction());
 	loader.RegisterFunction(differential::RecoverBranchFunction());
 	loader.RegisterFunction(differential::ShippingFunction());

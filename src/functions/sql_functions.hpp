@@ -18,6 +18,7 @@ duckdb::TableFunction RestoreFunction();
 duckdb::TableFunction CloneDatabaseFunction();
 duckdb::TableFunction ExportSnapshotFunction();
 duckdb::TableFunction EvictExportedFunction();
+duckdb::TableFunction FetchEvictedFunction();
 duckdb::TableFunction RecoverExportFunction();
 duckdb::TableFunction RecoverBranchFunction();
 duckdb::TableFunction ShippingFunction();

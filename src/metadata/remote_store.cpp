@@ -186,6 +186,57 @@ std::vector<std::vector<Hash256>> RemoteStore::RootsOutside(const std::string &s
 	return out;
 }
 
+std::vector<std::vector<Hash256>> RemoteStore::RootsOf(const std::string &database) {
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	auto stmt = session.db.Prepare(
+	    "SELECT r.pages FROM branch_files f JOIN branches b USING (branch_id) JOIN roots r USING (root_id) "
+	    "WHERE b.database_id = ?1 "
+	    "UNION ALL SELECT r.pages FROM snapshots s JOIN roots r USING (root_id) WHERE s.database_id = ?1");
+	stmt.Bind(1, database_id);
+	std::vector<std::vector<Hash256>> out;
+	while (stmt.Step()) {
+		out.push_back(SplitHashes(stmt.Blob(0)));
+	}
+	return out;
+}
+
+std::vector<std::pair<Hash256, uint32_t>> RemoteStore::EvictedAmong(const std::vector<Hash256> &chunks) {
+	auto session = core.Read();
+	auto stmt = session.db.Prepare("SELECT length FROM chunks WHERE hash = ? AND segment_id = 0");
+	std::vector<std::pair<Hash256, uint32_t>> out;
+	for (auto &chunk : chunks) {
+		stmt.Reset();
+		stmt.BindBlob(1, chunk.data(), chunk.size());
+		if (stmt.Step()) {
+			out.emplace_back(chunk, static_cast<uint32_t>(stmt.Int(0)));
+		}
+	}
+	return out;
+}
+
+EvictionCounts RemoteStore::RestoreChunks(const std::vector<std::pair<Hash256, ChunkLocation>> &chunks) {
+	auto txn = core.Write();
+	auto stmt = txn.db.Prepare("UPDATE chunks SET segment_id = ?, payload_offset = ?, crc32c = ? WHERE hash = ? "
+	                           "AND segment_id = 0 RETURNING length");
+	EvictionCounts counts;
+	for (auto &chunk : chunks) {
+		stmt.Reset();
+		stmt.Bind(1, static_cast<int64_t>(chunk.second.segment_id))
+		    .Bind(2, static_cast<int64_t>(chunk.second.offset))
+		    .Bind(3, static_cast<int64_t>(chunk.second.crc32c))
+		    .BindBlob(4, chunk.first.data(), chunk.first.size());
+		// Stepped to the end, so no statement is in progress at the commit.
+		while (stmt.Step()) {
+			counts.chunks++;
+			counts.bytes += static_cast<uint64_t>(stmt.Int(0));
+		}
+	}
+	stmt.Reset();
+	txn.Commit();
+	return counts;
+}
+
 EvictionCounts RemoteStore::EvictChunks(const std::string &store_url, const std::vector<Hash256> &chunks) {
 	auto txn = core.Write();
 	auto stmt = txn.db.Prepare("UPDATE chunks SET segment_id = 0, payload_offset = 0 WHERE hash = ?1 AND "

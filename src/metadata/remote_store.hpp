@@ -116,6 +116,14 @@ public:
 	//! Marks the chunks evicted (segment 0, docs/FORMAT.md) in one transaction, where they are still local
 	//! and `store_url` still holds them; cleanup then reclaims their segment space.
 	EvictionCounts EvictChunks(const std::string &store_url, const std::vector<Hash256> &chunks);
+	//! The index-page lists of every branch file and kept snapshot of `database`: what fetching its evicted
+	//! chunks back must cover.
+	std::vector<std::vector<Hash256>> RootsOf(const std::string &database);
+	//! Of `chunks`, those recorded as evicted, with their stored length.
+	std::vector<std::pair<Hash256, uint32_t>> EvictedAmong(const std::vector<Hash256> &chunks);
+	//! Records chunks fetched back into local segments at their new locations, in one transaction, where they
+	//! are still evicted (a concurrent fetch may have stored them first: its location stays).
+	EvictionCounts RestoreChunks(const std::vector<std::pair<Hash256, ChunkLocation>> &chunks);
 	//! Creates the database with a main branch whose file is the export's image, every chunk not stored
 	//! locally recorded as evicted, and the store as its DATA_PATH (exports from snapshot 1), in one
 	//! transaction; database_exists (nothing written) when the name is taken.

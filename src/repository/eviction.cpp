@@ -2,6 +2,7 @@
 // their reads (and their exports elsewhere) must never depend on a store they do not use.
 #include "repository/eviction.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "storage/index_page.hpp"
@@ -40,6 +41,54 @@ EvictionCounts EvictExported(Repository &repository, const std::string &database
 		}
 	}
 	return remote.EvictChunks(data_path->store_url, evictable);
+}
+
+//! Bytes fetched before their segment appends are synced and recorded: bounds what a crash re-fetches.
+static constexpr uint64_t FETCH_BATCH_BYTES = 64ULL << 20;
+
+static EvictionCounts StoreFetched(Repository &repository, std::vector<std::pair<Hash256, ChunkLocation>> &batch) {
+	repository.storage->segments.Sync();
+	CrashPoint("fetch_evicted.before_commit");
+	auto counts = repository.metadata->remote.RestoreChunks(batch);
+	batch.clear();
+	return counts;
+}
+
+EvictionCounts FetchEvicted(Repository &repository, const std::string &database) {
+	auto &remote = repository.metadata->remote;
+	std::unordered_set<Hash256, Hash256Hasher> reached;
+	for (auto &pages : remote.RootsOf(database)) {
+		for (auto &page : pages) {
+			for (auto &slot : DecodeIndexPage(repository.metadata->files.LoadIndexPage(page))) {
+				reached.insert(slot);
+			}
+		}
+	}
+	auto evicted = remote.EvictedAmong(std::vector<Hash256>(reached.begin(), reached.end()));
+	if (!evicted.empty() && !repository.storage->evicted) {
+		Fail(ErrorKind::INTERNAL, "internal",
+		     "This repository was opened without a reader of evicted chunks. Please report this.");
+	}
+	EvictionCounts total;
+	std::vector<std::pair<Hash256, ChunkLocation>> batch;
+	uint64_t batch_bytes = 0;
+	std::vector<uint8_t> bytes;
+	for (auto &chunk : evicted) {
+		bytes.resize(chunk.second);
+		repository.storage->evicted->Read(chunk.first, chunk.second, bytes.data());
+		batch.emplace_back(chunk.first, repository.storage->StoreChunk(bytes.data(), chunk.second, chunk.first));
+		batch_bytes += chunk.second;
+		if (batch_bytes >= FETCH_BATCH_BYTES) {
+			auto counts = StoreFetched(repository, batch);
+			total.chunks += counts.chunks;
+			total.bytes += counts.bytes;
+			batch_bytes = 0;
+		}
+	}
+	auto counts = StoreFetched(repository, batch);
+	total.chunks += counts.chunks;
+	total.bytes += counts.bytes;
+	return total;
 }
 
 } // namespace differential

@@ -1,5 +1,5 @@
 // Local payload eviction for S3 databases: chunks their DATA_PATH holds are dropped locally (their rows
-// say "evicted"), cleanup reclaims the segment space, and reads fetch them back verified.
+// say "evicted"), cleanup reclaims the segment space, and reads fetch them back verified; or all come back.
 #pragma once
 
 #include "repository/repository.hpp"
@@ -12,5 +12,10 @@ namespace differential {
 //! reaches. Throws no_data_path for a database without one. The segment space comes back at the next
 //! differential_cleanup_old_files.
 EvictionCounts EvictExported(Repository &repository, const std::string &database);
+
+//! The reverse: fetches every evicted chunk the database reaches (branch files and kept snapshots) back from
+//! its store, verified, into local segments, so reads and checkpoints no longer need the store. Durable in
+//! batches: a batch's segment appends are synced before one metadata transaction records them.
+EvictionCounts FetchEvicted(Repository &repository, const std::string &database);
 
 } // namespace differential

@@ -3,6 +3,9 @@ reads (also time travel over evicted snapshots) fetch them back from the packs, 
 import json
 import pathlib
 import random
+import shutil
+
+import pytest
 
 from differential_testing import connect, refused, run_python, scalar
 
@@ -162,6 +165,104 @@ def test_refusals_change_nothing(store, tmp_path):
     con.execute("CREATE TABLE local.t AS SELECT range AS id FROM range(1000)")
     con.execute("CALL differential_create_snapshot('local')")
     refused(con, "SELECT * FROM differential_evict_exported('local')", "no_data_path")
+    assert con.execute("SELECT count(*) FROM local.t").fetchone() == (1000,)
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
+
+
+FETCHED_READER = """
+import json
+import duckdb
+from differential_testing import connect
+con = connect({repository!r})
+con.execute({setup!r})
+try:
+    con.execute("ATTACH 'differential:orders' AS orders (DATA_PATH '{url}')")
+    answers = {{at: [repr(con.execute(q.format(db="orders", at=at)).fetchall()) for q in {queries!r}]
+               for at in ["", " AT (VERSION => 1)"]}}
+except duckdb.Error as e:
+    print(json.dumps({{"error": str(e)}}))
+    raise SystemExit(0)
+print(json.dumps({{"answers": answers}}))
+"""
+
+
+def read_without_the_store(store, repository):
+    """Reads every snapshot in another process while the store's objects are moved away (the store is empty)."""
+    hidden = store.root.with_name(store.root.name + "-hidden")
+    store.root.rename(hidden)
+    store.root.mkdir()
+    try:
+        code = FETCHED_READER.format(repository=str(repository), setup=store.setup_sql or "SELECT 1", url=store.url,
+                                     queries=QUERIES)
+        return json.loads(run_python(code, timeout=300).strip().splitlines()[-1])
+    finally:
+        # The ATTACH may have written to the empty stand-in (its conditional-write probe): dropped with it.
+        shutil.rmtree(store.root)
+        hidden.rename(store.root)
+
+
+def test_fetch_evicted_brings_every_chunk_back_and_reads_no_longer_need_the_store(store, tmp_path):
+    repository = tmp_path / "repository"
+    con = make_s3_database(store, repository)
+    before = all_answers(con)
+    evicted = con.execute("SELECT * FROM differential_evict_exported('orders')").fetchone()
+    con.close()
+    cleanup_in_process(repository)
+    # Evicted: a read needs the store, and fails without it.
+    assert "[differential:remote_not_found]" in read_without_the_store(store, repository)["error"]
+
+    con = store.prepare(connect(repository))
+    con.execute(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{store.url}')")
+    assert con.execute("SELECT chunks_fetched, bytes_fetched FROM differential_fetch_evicted('orders')").fetchone() \
+        == evicted
+    assert con.execute("SELECT * FROM differential_fetch_evicted('orders')").fetchone() == (0, 0)
+    assert all_answers(con) == before
+    con.close()
+    # Cleanup keeps the fetched chunks: they are referenced again (the read below needs them).
+    cleanup_in_process(repository)
+    assert read_without_the_store(store, repository) == {"answers": before}
+    con = connect(repository)
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
+    # The chunks are local again, so the store still holds them all and they can be evicted once more.
+    con = store.prepare(con)
+    con.execute(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{store.url}')")
+    assert con.execute("SELECT * FROM differential_evict_exported('orders')").fetchone() == evicted
+
+
+def test_fetch_evicted_killed_before_its_commit_loses_nothing_and_a_retry_completes(store, tmp_path):
+    repository = tmp_path / "repository"
+    con = make_s3_database(store, repository)
+    before = all_answers(con)
+    evicted = con.execute("SELECT * FROM differential_evict_exported('orders')").fetchone()
+    con.close()
+    code = f"""
+from differential_testing import connect
+con = connect({str(repository)!r})
+con.execute({store.setup_sql or "SELECT 1"!r})
+con.execute("ATTACH 'differential:orders' AS orders (DATA_PATH '{store.url}')")
+con.execute("SELECT * FROM differential_fetch_evicted('orders')").fetchall()
+print("not killed")
+"""
+    with pytest.raises(AssertionError, match=r"subprocess failed \(-9\)"):
+        run_python(code, timeout=300, env={"DIFFERENTIAL_CRASH_POINT": "fetch_evicted.before_commit:1"})
+    con = store.prepare(connect(repository))
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
+    con.execute(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{store.url}')")
+    assert all_answers(con) == before
+    assert con.execute("SELECT * FROM differential_fetch_evicted('orders')").fetchone() == evicted
+    con.close()
+    assert read_without_the_store(store, repository) == {"answers": before}
+
+
+def test_fetch_evicted_refusals_change_nothing(store, tmp_path):
+    con = store.prepare(connect(tmp_path / "repository"))
+    refused(con, "SELECT * FROM differential_fetch_evicted('nosuch')", "database_not_found")
+    refused(con, "SELECT * FROM differential_fetch_evicted('bad name!')", "invalid_name")
+    con.execute("ATTACH 'differential:local' AS local")
+    con.execute("CREATE TABLE local.t AS SELECT range AS id FROM range(1000)")
+    con.execute("CALL differential_create_snapshot('local')")
+    # Nothing of a local database is evicted: nothing to fetch.
+    assert con.execute("SELECT * FROM differential_fetch_evicted('local')").fetchone() == (0, 0)
     assert con.execute("SELECT count(*) FROM local.t").fetchone() == (1000,)
     assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
 

@@ -4,6 +4,7 @@
 
 #include "catalog/differential_catalog.hpp"
 #include "catalog/follower_catalog.hpp"
+#include "catalog/imported_chunk_fetch.hpp"
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
 #include "catalog/shared_writers.hpp"
@@ -312,10 +313,9 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		if (request.data_path) {
 			adopt = CheckDataPath(*repository, request, read_only);
 		}
-		if (!request.snapshot_id) {
-			ApplySharedWriters(context, *repository, request.database, request.branch, request.shared,
-			                   request.data_path, read_only);
-		}
+		bool shared_writer =
+		    !request.snapshot_id && ApplySharedWriters(context, *repository, request.database, request.branch,
+		                                               request.shared, request.data_path, read_only);
 		RegisterStoreForEvictedReads(context, *repository, request.database);
 		auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,
 		                                              request.snapshot_id ? std::string() : request.branch,
@@ -323,6 +323,9 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		catalog->adopt_data_path = adopt;
 		if (!read_only) {
 			catalog->wal_shipper = StartShipping(context, db, repository, request);
+		}
+		if (shared_writer) {
+			catalog->chunk_fetch = StartImportedChunkFetch(context, repository, request.database);
 		}
 		return unique_ptr<Catalog>(std::move(catalog));
 	});

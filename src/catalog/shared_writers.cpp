@@ -126,7 +126,7 @@ std::optional<int64_t> FollowStoreHead(duckdb::ClientContext &context, Repositor
 	return local;
 }
 
-void ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
+bool ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
                         const std::string &branch, const SharedWriterRequest &request,
                         const std::optional<std::string> &store_url, bool read_only) {
 	auto &shared = repository.metadata->shared;
@@ -137,7 +137,7 @@ void ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, 
 		shared.SetSettings(database, settings);
 	}
 	if (!settings.shared || read_only) {
-		return;
+		return false;
 	}
 	auto url = store_url;
 	if (!url) {
@@ -145,7 +145,7 @@ void ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, 
 		url = data_path ? std::optional<std::string>(data_path->store_url) : std::nullopt;
 	}
 	if (!url) {
-		return;
+		return false;
 	}
 	// The branch is not open yet (ATTACH opens it after this); another process of this repository may hold it.
 	std::unique_ptr<BranchLock> lock;
@@ -154,9 +154,10 @@ void ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, 
 	} catch (DifferentialError &e) {
 		DuckDBLogScope log(context);
 		LogWarning("shared_head_not_followed", database + "/" + branch + ": " + e.what());
-		return;
+		return true;
 	}
 	FollowStoreHead(context, repository, database, branch, *url);
+	return true;
 }
 
 std::string ConflictBranchName(const std::string &branch, int64_t kept) {

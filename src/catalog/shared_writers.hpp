@@ -31,8 +31,8 @@ void CheckSharedWriterRequest(Repository &repository, const std::string &databas
 
 //! After the database exists locally: stores the options, and for a writable attachment of a shared
 //! database starts the branch from the newest head in `store_url` (imported without downloading, when the
-//! branch holds no work the store lacks).
-void ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
+//! branch holds no work the store lacks). True for a writable attachment of a shared database.
+bool ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
                         const std::string &branch, const SharedWriterRequest &request,
                         const std::optional<std::string> &store_url, bool read_only);
 

@@ -13,6 +13,10 @@ using namespace duckdb;
 
 using EvictionOperation = EvictionCounts (*)(Repository &, const std::string &);
 
+static EvictionCounts FetchAll(Repository &repository, const std::string &database) {
+	return FetchEvicted(repository, database);
+}
+
 template <EvictionOperation OPERATION>
 static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &input, vector<LogicalType> &types,
                                      vector<Identifier> &names) {
@@ -34,7 +38,7 @@ TableFunction EvictExportedFunction() {
 }
 
 TableFunction FetchEvictedFunction() {
-	return MakeRowsFunction("differential_fetch_evicted", {LogicalType::VARCHAR}, TranslatedBind<Bind<FetchEvicted>>);
+	return MakeRowsFunction("differential_fetch_evicted", {LogicalType::VARCHAR}, TranslatedBind<Bind<FetchAll>>);
 }
 
 } // namespace differential

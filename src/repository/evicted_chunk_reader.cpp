@@ -51,10 +51,17 @@ static void CopyOut(const std::string &bytes, uint32_t length, uint8_t *out) {
 	std::memcpy(out, bytes.data(), std::min<size_t>(bytes.size(), length));
 }
 
-void EvictedChunkReader::Read(const Hash256 &hash, uint32_t length, uint8_t *out) {
+bool EvictedChunkReader::ReadCached(const Hash256 &hash, uint32_t length, uint8_t *out) {
 	std::string bytes;
 	if (cache->Lookup(hash, bytes) && bytes.size() == length) {
 		CopyOut(bytes, length, out);
+		return true;
+	}
+	return false;
+}
+
+void EvictedChunkReader::Read(const Hash256 &hash, uint32_t length, uint8_t *out) {
+	if (ReadCached(hash, length, out)) {
 		return;
 	}
 	auto copies = metadata->remote.ChunkCopies(hash);

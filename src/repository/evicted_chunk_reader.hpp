@@ -21,6 +21,7 @@ class EvictedChunkReader : public EvictedChunkSource {
 public:
 	EvictedChunkReader(std::shared_ptr<MetadataStore> metadata, std::shared_ptr<ContentCache> cache);
 	void Read(const Hash256 &hash, uint32_t length, uint8_t *out) override;
+	bool ReadCached(const Hash256 &hash, uint32_t length, uint8_t *out) override;
 
 private:
 	std::shared_ptr<MetadataStore> metadata;

@@ -54,7 +54,7 @@ static EvictionCounts StoreFetched(Repository &repository, std::vector<std::pair
 	return counts;
 }
 
-EvictionCounts FetchEvicted(Repository &repository, const std::string &database) {
+EvictionCounts FetchEvicted(Repository &repository, const std::string &database, const std::atomic<bool> *stop) {
 	auto &remote = repository.metadata->remote;
 	std::unordered_set<Hash256, Hash256Hasher> reached;
 	for (auto &pages : remote.RootsOf(database)) {
@@ -74,6 +74,9 @@ EvictionCounts FetchEvicted(Repository &repository, const std::string &database)
 	uint64_t batch_bytes = 0;
 	std::vector<uint8_t> bytes;
 	for (auto &chunk : evicted) {
+		if (stop && stop->load()) {
+			break;
+		}
 		bytes.resize(chunk.second);
 		repository.storage->evicted->Read(chunk.first, chunk.second, bytes.data());
 		batch.emplace_back(chunk.first, repository.storage->StoreChunk(bytes.data(), chunk.second, chunk.first));

@@ -4,6 +4,7 @@
 
 #include "repository/repository.hpp"
 
+#include <atomic>
 #include <string>
 
 namespace differential {
@@ -16,6 +17,8 @@ EvictionCounts EvictExported(Repository &repository, const std::string &database
 //! The reverse: fetches every evicted chunk the database reaches (branch files and kept snapshots) back from
 //! its store, verified, into local segments, so reads and checkpoints no longer need the store. Durable in
 //! batches: a batch's segment appends are synced before one metadata transaction records them.
-EvictionCounts FetchEvicted(Repository &repository, const std::string &database);
+//! With `stop`, it ends early once that is set, after recording what it fetched.
+EvictionCounts FetchEvicted(Repository &repository, const std::string &database,
+                            const std::atomic<bool> *stop = nullptr);
 
 } // namespace differential

@@ -17,6 +17,8 @@ public:
 	//! Fills `out` with the `length` bytes of the chunk, verified against its SHA-256 (corrupt_chunk when they
 	//! do not match), or throws an error that says what is needed to reach the store that holds it.
 	virtual void Read(const Hash256 &hash, uint32_t length, uint8_t *out) = 0;
+	//! Fills `out` only when the bytes are at hand without a request (a cache); false otherwise.
+	virtual bool ReadCached(const Hash256 &hash, uint32_t length, uint8_t *out) = 0;
 };
 
 } // namespace differential

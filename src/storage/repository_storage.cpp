@@ -22,6 +22,17 @@ void RepositoryStorage::ReadChunk(const Hash256 &hash, const ChunkLocation &loca
 		         " was evicted after an export and this process cannot fetch it back. "
 		         "Read it through a session that loaded the differential extension.");
 	}
+	if (evicted->ReadCached(hash, location.length, out)) {
+		return;
+	}
+	// A file opened while the chunk was evicted keeps that location: it may be local again since
+	// (differential_fetch_evicted, a shared writer's background fetch), and then the store is not needed.
+	std::vector<ChunkLocation> now;
+	catalog->LookupChunks({hash}, now);
+	if (!now.empty() && now[0].segment_id != EVICTED_SEGMENT) {
+		segments.Read(now[0], out);
+		return;
+	}
 	evicted->Read(hash, location.length, out);
 }
 

@@ -107,6 +107,42 @@ def test_on_conflict_branch_forks_automatically_and_the_call_succeeds(s3, hosts)
         [["main"], ["main-conflict-3"], ["main-conflict-4"]]
 
 
+def test_a_writer_fetches_an_imported_head_in_the_background_then_needs_no_store(s3, hosts):
+    url = s3.url
+    a, b = hosts("host_a"), hosts("host_b")
+    a.rows(f"ATTACH 'differential:team' AS team (DATA_PATH '{url}', WRITERS 'shared')")
+    a.rows("CREATE TABLE team.tasks AS SELECT range AS id, 'open' AS status, hash(range) % 1000003 AS points "
+           "FROM range(300000)")
+    a.rows("CALL differential_create_snapshot('team')")
+    expected = a.rows("SELECT count(*), sum(points), count(DISTINCT status) FROM team.tasks")
+
+    b.rows("SET enable_logging = true")
+    b.rows(f"ATTACH 'differential:team' AS team (DATA_PATH '{url}', WRITERS 'shared')")
+    fetched = []
+    deadline = time.monotonic() + 120
+    while not fetched and time.monotonic() < deadline:
+        fetched = b.rows("SELECT detail FROM duckdb_logs_parsed('differential') "
+                         "WHERE event IN ('shared_chunks_fetched', 'shared_chunks_fetch_failed')")
+        time.sleep(0.2)
+    assert fetched and fetched[0][0].startswith("team: ") and " bytes made local" in fetched[0][0], fetched
+    chunks, _, made_local = fetched[0][0].removeprefix("team: ").partition(" chunks, ")
+    assert int(chunks) > 0 and int(made_local.split()[0]) > 1_000_000, fetched
+
+    # With every pack gone from the bucket, host B reads, writes and checkpoints: nothing needs the store.
+    packs = prefix_root(s3) / "packs"
+    hidden = packs.with_name("packs-hidden")
+    packs.rename(hidden)
+    try:
+        assert b.rows("SELECT count(*), sum(points), count(DISTINCT status) FROM team.tasks") == expected
+        b.rows("UPDATE team.tasks SET status = 'done' WHERE id % 1000 = 0")
+        b.rows("CHECKPOINT team")
+        assert b.rows("SELECT count(*) FROM team.tasks WHERE status = 'done'") == [[300]]
+    finally:
+        hidden.rename(packs)
+    assert b.rows("SELECT snapshot_id FROM differential_create_snapshot('team')") == [[2]]
+    assert published_history(prefix_root(s3), "team") == [2, 1]
+
+
 WRITER = r"""
 import json, sys, time
 from differential_testing import connect

@@ -21,8 +21,8 @@ EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
 COMMON = r'''
 import json, sys, time
 import duckdb
-role, repository, extension, start_at, seconds, versions = (sys.argv[1], sys.argv[2], sys.argv[3],
-    float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]))
+role, repository, extension, start_at, seconds, versions, newest_every = (sys.argv[1], sys.argv[2], sys.argv[3],
+    float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]))
 con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": 1})
 con.execute(f"LOAD '{extension}'")
 con.execute(f"SET differential_repository = '{repository}'")
@@ -33,19 +33,29 @@ def counters():
 READER = COMMON + r'''
 con.execute("ATTACH 'differential:readers' AS db (READ_ONLY)")
 query = "SELECT count(*), sum(v) FROM db.t AT (VERSION => {}) WHERE id % 7 = 3"
-for n in range(1, versions + 1):
+ids = [r[0] for r in con.execute("SELECT snapshot_id FROM differential_snapshots('readers') ORDER BY 1").fetchall()]
+ids = ids[:versions]
+for n in ids:
     con.execute(query.format(n)).fetchall()  # warm-up: attaches each snapshot once
 time.sleep(max(0.0, start_at - time.time()))
 before, begin = counters(), time.perf_counter()
 done, slowest = 0, 0.0
+newest_reads = 0
 while time.perf_counter() - begin < seconds:
     t = time.perf_counter()
-    con.execute(query.format(done % versions + 1)).fetchall()
+    if newest_every and done % newest_every == newest_every - 1:
+        # The newest snapshot: while the writer snapshots, a new one, attached (and pinned) at first use.
+        newest = con.execute("SELECT max(snapshot_id) FROM differential_snapshots('readers')").fetchone()[0]
+        con.execute(query.format(newest)).fetchall()
+        newest_reads += 1
+    else:
+        con.execute(query.format(ids[done % len(ids)])).fetchall()
     slowest = max(slowest, time.perf_counter() - t)
     done += 1
 elapsed, after = time.perf_counter() - begin, counters()
 delta = {k: after[k] - before[k] for k in after if not k.endswith("_max_us")}
 print(json.dumps({"queries": done, "seconds": elapsed, "slowest_query": slowest, "counters": delta,
+                  "newest_reads": newest_reads,
                   "busy_wait_max_us": after["metadata_busy_wait_max_us"]}))
 '''
 
@@ -58,7 +68,7 @@ while time.perf_counter() - begin < seconds:
     con.execute("INSERT INTO db.t SELECT 10000000 + range, random() FROM range(100)")
     commits += 1
     if commits % 10 == 0:
-        con.execute("CALL differential_create_snapshot('readers')")
+        con.execute("CALL differential_create_snapshot('db')")
         snapshots += 1
     time.sleep(0.01)
 elapsed, after = time.perf_counter() - begin, counters()
@@ -74,17 +84,19 @@ def setup(repository, rows, versions):
     script = COMMON + f'''
 con.execute("ATTACH 'differential:readers' AS db")
 con.execute("CREATE TABLE db.t AS SELECT range AS id, random() AS v FROM range({rows})")
-for n in range(versions):
+for n in range({versions}):
     con.execute(f"UPDATE db.t SET v = v + 1 WHERE id % 10 = {{n}}")
-    con.execute("CALL differential_create_snapshot('readers')")
+    con.execute("CALL differential_create_snapshot('db')")
 '''
-    subprocess.run([sys.executable, "-c", script, "setup", str(repository), str(EXTENSION), "0", "0", "0"],
+    subprocess.run([sys.executable, "-c", script, "setup", str(repository), str(EXTENSION), "0", "0", "0", "0"],
                    check=True)
 
 
-def run_round(repository, readers, seconds, versions, busy):
+def run_round(repository, args, busy):
     start_at = time.time() + 10.0  # time for every process to load, attach and warm up on a loaded machine
-    args = [str(repository), str(EXTENSION), str(start_at), str(seconds), str(versions)]
+    readers = args.readers
+    args = [str(repository), str(EXTENSION), str(start_at), str(args.seconds), str(args.versions),
+            str(args.newest_every)]
     procs = [subprocess.Popen([sys.executable, "-c", READER, "reader"] + args, stdout=subprocess.PIPE, text=True)
              for _ in range(readers)]
     if busy:
@@ -108,6 +120,7 @@ def run_round(repository, readers, seconds, versions, busy):
         "reader_busy_wait_max_us": max(r["busy_wait_max_us"] for r in reader_results),
         "reader_write_transactions": sum(r["counters"]["metadata_write_transactions"] for r in reader_results),
         "reader_fs_reads": sum(r["counters"]["fs_read"] for r in reader_results),
+        "newest_reads": sum(r["newest_reads"] for r in reader_results),
         "writer": results[readers] if busy else None,
         "load": load,
     }
@@ -125,6 +138,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--rows", type=int, default=500_000)
     parser.add_argument("--versions", type=int, default=6)
+    parser.add_argument("--newest-every", type=int, default=50,
+                        help="every n-th query of a reader reads the newest snapshot (0: only the first versions)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     repository = pathlib.Path(args.work).resolve() / "repository"
@@ -132,7 +147,7 @@ def main():
     rounds = {"quiet": [], "busy": []}
     for _ in range(args.rounds):
         for phase in ("quiet", "busy"):
-            rounds[phase].append(run_round(repository, args.readers, args.seconds, args.versions, phase == "busy"))
+            rounds[phase].append(run_round(repository, args, phase == "busy"))
             r = rounds[phase][-1]
             print(f"{phase}: {r['throughput']:.1f} queries/s, reader busy waits {r['reader_busy_waits']}, longest "
                   f"{r['reader_busy_wait_max_us'] / 1000:.1f} ms", file=sys.stderr)
@@ -140,7 +155,8 @@ def main():
     writers = [r["writer"] for r in rounds["busy"]]
     report = {
         "readers": args.readers, "rounds": args.rounds, "seconds": args.seconds, "rows": args.rows,
-        "versions": args.versions, "throughput": throughput,
+        "versions": args.versions, "newest_every": args.newest_every, "throughput": throughput,
+        "newest_reads": {p: sum(r["newest_reads"] for r in v) for p, v in rounds.items()},
         "ratio": throughput["busy"]["median"] / throughput["quiet"]["median"],
         "slowest_query": {p: max(r["slowest_query"] for r in v) for p, v in rounds.items()},
         "reader_busy_waits": {p: sum(r["reader_busy_waits"] for r in v) for p, v in rounds.items()},

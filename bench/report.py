@@ -66,7 +66,10 @@ def readers_lines(readers):
         "## Multi-process reads",
         "",
         f"{readers['readers']} reader processes (one DuckDB thread each) run `SELECT count(*), sum(v) FROM t AT "
-        f"(VERSION => n) WHERE id % 7 = 3` over {readers['versions']} snapshots of a {readers['rows']:,}-row table for "
+        f"(VERSION => n) WHERE id % 7 = 3` over {readers['versions']} snapshots of a {readers['rows']:,}-row table, "
+        f"every {readers['newest_every']}th query on the newest snapshot instead (with the writer, often one it has "
+        "just taken: attached, and pinned in a metadata write transaction, at first use; "
+        f"{readers['newest_reads']['busy']} such reads with the writer), for "
         f"{readers['seconds']:.0f} s, on a quiet repository and while one writer process commits 100 rows every "
         f"10 ms and takes a snapshot every 10 commits ({readers['writer']['commits']} commits and "
         f"{readers['writer']['snapshots']} snapshots in all); {readers['rounds']} rounds, alternating quiet and busy. "

@@ -7,6 +7,7 @@
 #include "common/fault_points.hpp"
 #include "common/logging.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <sqlite3.h>
@@ -27,19 +28,30 @@ static int64_t SteadyMicros() {
 //! runs on the thread that steps the statement, so a thread-local needs no lock.
 static thread_local int64_t busy_since_us = 0;
 
+//! Polls every millisecond for this long before backing off: the usual holder of the lock is another process's
+//! publication or pin, which holds it for one commit (an fdatasync). SQLite's own schedule (sleeps growing to
+//! 100 ms) let a waiter sleep through many such gaps: readers opening a new snapshot waited over 100 ms.
+static constexpr int64_t FAST_POLL_US = 250 * 1000;
+
 //! SQLite's busy_timeout, plus the start of the wait, so how long statements waited for another connection's
-//! lock can be counted (differential_io_counters) and logged. Sleeps as SQLite's own handler does.
+//! lock can be counted (differential_io_counters) and logged.
 static int OnBusy(void *, int count) {
-	static constexpr int DELAYS_MS[] = {1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+	static constexpr int DELAYS_MS[] = {5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
 	static constexpr int DELAY_COUNT = sizeof(DELAYS_MS) / sizeof(DELAYS_MS[0]);
 	auto now = SteadyMicros();
 	if (count == 0 || busy_since_us == 0) {
 		busy_since_us = now;
 	}
-	if (now - busy_since_us >= BUSY_TIMEOUT_US) {
+	auto waited = now - busy_since_us;
+	if (waited >= BUSY_TIMEOUT_US) {
 		return 0;
 	}
-	std::this_thread::sleep_for(std::chrono::milliseconds(DELAYS_MS[count < DELAY_COUNT ? count : DELAY_COUNT - 1]));
+	if (waited < FAST_POLL_US) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		return 1;
+	}
+	auto step = std::min<int64_t>((waited - FAST_POLL_US) / (100 * 1000), DELAY_COUNT - 1);
+	std::this_thread::sleep_for(std::chrono::milliseconds(DELAYS_MS[step]));
 	return 1;
 }
 

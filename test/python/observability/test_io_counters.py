@@ -48,6 +48,7 @@ def test_a_wait_for_another_connections_lock_is_counted(repository):
     con = connect(repository)
     con.execute("ATTACH 'differential:shop' AS s")
     con.execute("CREATE TABLE s.items (id BIGINT)")
+    con.execute("CALL enable_logging('differential')")
     before = counters(con)
     # Another connection holds the metadata's write lock; the commit waits for it, then goes through.
     blocker = sqlite3.connect(pathlib.Path(repository) / "metadata.sqlite", isolation_level=None, timeout=0,
@@ -61,3 +62,7 @@ def test_a_wait_for_another_connections_lock_is_counted(repository):
     assert after["metadata_busy_wait_max_us"] >= 250_000
     assert after["metadata_busy_wait_total_us"] - before["metadata_busy_wait_total_us"] >= 250_000
     assert con.execute("SELECT count(*) FROM s.items").fetchone()[0] == 1
+    # The wait reached DuckDB's log too, with its duration and the statement that waited.
+    waits = con.execute("SELECT duration_ms, detail FROM duckdb_logs_parsed('differential') "
+                        "WHERE event = 'metadata_busy_wait'").fetchall()
+    assert len(waits) == 1 and waits[0][0] >= 250 and "BEGIN IMMEDIATE" in waits[0][1], waits

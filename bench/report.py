@@ -1,6 +1,6 @@
 """Writes bench/RESULTS.md and bench/tpch_ratios.png from the JSON the benchmark drivers wrote
-(`report.py tpch.json [write.json [merge.json [history.json]]]`, or `report.py --history history.json` to replace only
-the history section)."""
+(`report.py tpch.json [write.json [merge.json [history.json [readers.json]]]]`, or
+`report.py --history history.json` to replace only the history section)."""
 import json
 import pathlib
 import sys
@@ -27,6 +27,23 @@ def storage_rewritten(result):
                      for side, v in result.get("storage_changed", {}).items())
 
 
+def warm_calls_line(tpch):
+    """The extension's file system calls during the warm runs, as this run counted them (differential_io_counters)."""
+    queries = [q for q in tpch["queries"] if "fs_calls" in q]
+    if not queries:
+        return "- Extension file system calls during warm runs: not counted in this run"
+    totals = {}
+    for q in queries:
+        for key, n in q["fs_calls"].items():
+            target, kind = key.split(":")
+            if target == "diff":
+                totals[kind] = totals.get(kind, 0) + n
+    touching = [f"Q{q['query']}" for q in queries if any(k.startswith("diff:") for k in q["fs_calls"])]
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(totals.items())) or "none"
+    return (f"- Extension file system calls during the {tpch['runs']} warm runs of all {len(queries)} queries "
+            f"(`differential_io_counters`): {kinds}; queries that made any: {', '.join(touching) or 'none'}")
+
+
 def durable_writes_line(counts):
     """What one small commit costs in durable writes, as this run counted them."""
     if not counts:
@@ -38,6 +55,47 @@ def durable_writes_line(counts):
                  f"{diff['syncs_per_commit']:.2f}; ")
     return line + (f"differential's own log: {diff.get('segment_flushes_per_commit', 0):.2f} segment flushes and "
                    f"{diff.get('metadata_commits_per_commit', 0):.2f} metadata commits per commit")
+
+
+def readers_lines(readers):
+    """The multi-process reads benchmark's section (bench/bench_readers.py), every figure from that run's JSON."""
+    quiet, busy = readers["throughput"]["quiet"], readers["throughput"]["busy"]
+    waits, longest = readers["reader_busy_waits"], readers["reader_busy_wait_max_us"]
+    load = readers["load_average"]
+    return [
+        "## Multi-process reads",
+        "",
+        f"{readers['readers']} reader processes (one DuckDB thread each) run `SELECT count(*), sum(v) FROM t AT "
+        f"(VERSION => n) WHERE id % 7 = 3` over {readers['versions']} snapshots of a {readers['rows']:,}-row table, "
+        f"every {readers['newest_every']}th query on the newest snapshot instead (with the writer, often one it has "
+        "just taken: attached, and pinned in a metadata write transaction, at first use; "
+        f"{readers['newest_reads']['busy']} such reads with the writer), for "
+        f"{readers['seconds']:.0f} s, on a quiet repository and while one writer process commits 100 rows every "
+        f"10 ms and takes a snapshot every 10 commits ({readers['writer']['commits']} commits and "
+        f"{readers['writer']['snapshots']} snapshots in all); {readers['rounds']} rounds, alternating quiet and busy. "
+        "Reproduce: `.venv/bin/python bench/bench_readers.py --json bench/work/readers.json` (or `make bench`).",
+        "",
+        "| repository | reader throughput, queries/s (min / median / max) |",
+        "|---|---|",
+        f"| quiet | {quiet['min']:.1f} / {quiet['median']:.1f} / {quiet['max']:.1f} |",
+        f"| writer committing and snapshotting | {busy['min']:.1f} / {busy['median']:.1f} / {busy['max']:.1f} |",
+        "",
+        f"**Reader throughput with the writer / quiet (medians): {readers['ratio']:.2f}** (goal >= 0.9).",
+        "",
+        f"- Readers' waits on another connection's SQLite lock (counted by the busy handler, "
+        f"`differential_io_counters`): {waits['busy']} with the writer, {waits['quiet']} on the quiet repository; "
+        f"longest {longest['busy'] / 1000:.1f} ms with the writer, {longest['quiet'] / 1000:.1f} ms quiet "
+        "(a process's longest wait since it started, warm-up included)",
+        f"- Metadata write transactions the readers began in the measured windows: "
+        f"{readers['reader_write_transactions']['busy']} with the writer, "
+        f"{readers['reader_write_transactions']['quiet']} quiet; extension file reads: "
+        f"{readers['reader_fs_reads']['busy']} with the writer, {readers['reader_fs_reads']['quiet']} quiet",
+        f"- Slowest single reader query: {readers['slowest_query']['quiet'] * 1000:.1f} ms quiet, "
+        f"{readers['slowest_query']['busy'] * 1000:.1f} ms with the writer; the writer's longest lock wait "
+        f"{readers['writer']['busy_wait_max_us'] / 1000:.1f} ms",
+        f"- Load average (1 min) during the run: {load['min']:.1f} to {load['max']:.1f} (median {load['median']:.1f}) "
+        "on this 2-core machine; the writer's own CPU is taken from the same 2 cores the readers use.",
+    ]
 
 
 HISTORY_HEADING = "## History that scales"
@@ -125,6 +183,7 @@ def main():
     write = json.loads(pathlib.Path(sys.argv[2]).read_text()) if len(sys.argv) > 2 else None
     merge = json.loads(pathlib.Path(sys.argv[3]).read_text()) if len(sys.argv) > 3 else None
     history = json.loads(pathlib.Path(sys.argv[4]).read_text()) if len(sys.argv) > 4 else None
+    readers = json.loads(pathlib.Path(sys.argv[5]).read_text()) if len(sys.argv) > 5 else None
     lines = [
         "# Benchmark results",
         "",
@@ -138,11 +197,16 @@ def main():
         f"Median of {tpch['runs']} runs per query after one warm-up; all 22 results hashed equal to native.",
         "",
         f"**Sum of medians: native {ms(tpch['native_sum_of_medians'])} ms, differential "
-        f"{ms(tpch['diff_sum_of_medians'])} ms, ratio {tpch['ratio']:.3f}** (goal <= 1.05; the spec reports 1.15).",
+        f"{ms(tpch['diff_sum_of_medians'])} ms, ratio {tpch['ratio']:.3f}** (goal <= 1.02 with no query above 1.10). "
+        "Queries above 1.10 in this run: " + (", ".join(
+            f"Q{q['query']} ({q['diff']['median'] / q['native']['median']:.2f})" for q in tpch["queries"]
+            if q["diff"]["median"] / q["native"]["median"] > 1.10) or "none") + ".",
+        "",
+        warm_calls_line(tpch),
         "",
         (f"Cold (OS page cache dropped and a fresh DuckDB instance before every run, median of "
          f"{tpch['cold']['runs']}): native {ms(tpch['cold']['native_sum_of_medians'])} ms, differential "
-         f"{ms(tpch['cold']['diff_sum_of_medians'])} ms, **ratio {tpch['cold']['ratio']:.3f}**."
+         f"{ms(tpch['cold']['diff_sum_of_medians'])} ms, **ratio {tpch['cold']['ratio']:.3f}** (goal <= 1.03)."
          if tpch.get("cold") else "Cold runs were not possible on this machine (dropping the page cache needs root)."),
         "",
         "| query | native ms (min / median / max) | differential ms (min / median / max) | ratio |",
@@ -254,6 +318,8 @@ def main():
             ]
     if history:
         lines += [""] + history_lines(history)
+    if readers:
+        lines += [""] + readers_lines(readers)
     lines += ["", "![per-query ratio](tpch_ratios.png)", ""]
     (BENCH / "RESULTS.md").write_text("\n".join(lines))
 

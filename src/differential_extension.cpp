@@ -103,6 +103,7 @@ static void LoadInternal(ExtensionLoader &loader) {
 	loader.RegisterFunction(differential::CleanupOldFilesFunction());
 	loader.RegisterFunction(differential::CleanupRemoteFilesFunction());
 	loader.RegisterFunction(differential::StorageInfoFunctions());
+	loader.RegisterFunction(differential::IoCountersFunction());
 	loader.RegisterFunction(differential::MergeAncestryFunction());
 	loader.RegisterFunction(differential::MergeBranchFunction());
 	loader.RegisterFunction(differential::MergeSnapshotsFunction());

@@ -29,6 +29,7 @@ duckdb::TableFunction ExpireSnapshotsFunction();
 duckdb::TableFunction CleanupOldFilesFunction();
 duckdb::TableFunction CleanupRemoteFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
+duckdb::TableFunction IoCountersFunction();
 duckdb::TableFunction MergeAncestryFunction();
 duckdb::TableFunction MergeBranchFunction();
 duckdb::TableFunction MergeSnapshotsFunction();

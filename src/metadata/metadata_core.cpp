@@ -57,6 +57,20 @@ MetadataTransaction MetadataCore::Write() {
 
 void MetadataCore::CommitBatch(const std::vector<GroupedPublication *> &batch) {
 	auto txn = Write();
+	if (batch.size() == 1) {
+		// Alone in its transaction (every commit of a single writer), a publication needs no savepoint: when it
+		// fails, the whole transaction rolls back (txn's destructor), which undoes exactly it. Two statements
+		// fewer per small commit.
+		try {
+			(*batch[0]->apply)(txn);
+		} catch (...) {
+			batch[0]->error = std::current_exception();
+			return;
+		}
+		CrashPoint("publish.before_commit");
+		txn.Commit();
+		return;
+	}
 	for (auto publication : batch) {
 		// A savepoint per publication: one that fails is undone alone and reported to its caller.
 		txn.db.Execute("SAVEPOINT publication");

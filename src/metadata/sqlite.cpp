@@ -2,13 +2,74 @@
 // the statement and SQLite's extended result code, so a user's report says exactly what failed.
 #include "metadata/sqlite.hpp"
 
+#include "common/counters.hpp"
 #include "common/errors.hpp"
 #include "common/fault_points.hpp"
+#include "common/logging.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <sqlite3.h>
+#include <thread>
 
 namespace differential {
+
+//! How long a statement waits for another connection's lock before it fails with SQLITE_BUSY (a cleanup's
+//! mark-and-sweep holds the write lock for its whole pass).
+static constexpr int64_t BUSY_TIMEOUT_US = 300LL * 1000 * 1000;
+
+static int64_t SteadyMicros() {
+	return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+	    .count();
+}
+
+//! When the statement this thread runs first found the database locked (0: it did not). The busy handler
+//! runs on the thread that steps the statement, so a thread-local needs no lock.
+static thread_local int64_t busy_since_us = 0;
+
+//! Polls every millisecond for this long before backing off: the usual holder of the lock is another process's
+//! publication or pin, which holds it for one commit (an fdatasync). SQLite's own schedule (sleeps growing to
+//! 100 ms) let a waiter sleep through many such gaps: readers opening a new snapshot waited over 100 ms.
+static constexpr int64_t FAST_POLL_US = 250 * 1000;
+
+//! SQLite's busy_timeout, plus the start of the wait, so how long statements waited for another connection's
+//! lock can be counted (differential_io_counters) and logged.
+static int OnBusy(void *, int count) {
+	static constexpr int DELAYS_MS[] = {5, 10, 15, 20, 25, 25, 25, 50, 50, 100};
+	static constexpr int DELAY_COUNT = sizeof(DELAYS_MS) / sizeof(DELAYS_MS[0]);
+	auto now = SteadyMicros();
+	if (count == 0 || busy_since_us == 0) {
+		busy_since_us = now;
+	}
+	auto waited = now - busy_since_us;
+	if (waited >= BUSY_TIMEOUT_US) {
+		return 0;
+	}
+	if (waited < FAST_POLL_US) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		return 1;
+	}
+	auto step = std::min<int64_t>((waited - FAST_POLL_US) / (100 * 1000), DELAY_COUNT - 1);
+	std::this_thread::sleep_for(std::chrono::milliseconds(DELAYS_MS[step]));
+	return 1;
+}
+
+//! Ends the wait the busy handler started for `sql` (if any): counted, and logged through DuckDB's logger.
+static void EndBusyWait(const char *sql) {
+	if (busy_since_us == 0) {
+		return;
+	}
+	auto waited = static_cast<uint64_t>(SteadyMicros() - busy_since_us);
+	busy_since_us = 0;
+	Count(Counter::METADATA_BUSY_WAITS);
+	Count(Counter::METADATA_BUSY_WAIT_TOTAL_US, waited);
+	CountMax(Counter::METADATA_BUSY_WAIT_MAX_US, waited);
+	if (LogEnabled()) {
+		LogEvent("metadata_busy_wait", static_cast<double>(waited) / 1000.0,
+		         std::string("waited for another connection's lock: ") + (sql ? sql : ""));
+	}
+}
 
 SqliteDatabase::SqliteDatabase(const std::string &path_p) : path(path_p) {
 	int rc =
@@ -22,9 +83,8 @@ SqliteDatabase::SqliteDatabase(const std::string &path_p) : path(path_p) {
 		         ". Check that the repository directory exists and is writable.");
 	}
 	sqlite3_extended_result_codes(db, 1);
-	// Several processes share one repository: wait for each other instead of failing at once
-	// (a cleanup's mark-and-sweep holds the write lock for its whole pass).
-	sqlite3_busy_timeout(db, 300000);
+	// Several processes share one repository: wait for each other instead of failing at once.
+	sqlite3_busy_handler(db, OnBusy, nullptr);
 }
 
 SqliteDatabase::~SqliteDatabase() {
@@ -66,7 +126,9 @@ void SqliteDatabase::Execute(const std::string &sql) {
 		return;
 	}
 	char *err = nullptr;
+	Count(Counter::METADATA_STATEMENTS);
 	int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+	EndBusyWait(sql.c_str());
 	sqlite3_free(err);
 	if (rc != SQLITE_OK) {
 		Raise("A metadata statement", sql, sqlite3_extended_errcode(db));
@@ -172,7 +234,11 @@ SqliteStatement &SqliteStatement::BindNull(int index) {
 }
 
 bool SqliteStatement::Step() {
+	if (!sqlite3_stmt_busy(stmt)) {
+		Count(Counter::METADATA_STATEMENTS);
+	}
 	int rc = sqlite3_step(stmt);
+	EndBusyWait(sqlite3_sql(stmt));
 	if (rc == SQLITE_ROW) {
 		return true;
 	}
@@ -214,6 +280,7 @@ std::optional<std::string> SqliteStatement::OptionalText(int col) {
 }
 
 SqliteTransaction::SqliteTransaction(SqliteDatabase &db) : db(db) {
+	Count(Counter::METADATA_WRITE_TRANSACTIONS);
 	db.Execute("BEGIN IMMEDIATE");
 }
 

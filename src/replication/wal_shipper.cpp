@@ -10,6 +10,7 @@
 #include "storage/chunk_geometry.hpp"
 #include "storage/sync_observer.hpp"
 
+#include <atomic>
 #include <map>
 #include <optional>
 
@@ -235,10 +236,21 @@ static std::map<std::string, std::weak_ptr<WalShipper>> &Shippers() {
 	static auto *shippers = new std::map<std::string, std::weak_ptr<WalShipper>>();
 	return *shippers;
 }
+//! Entries of Shippers() (live or not yet pruned), readable without the lock: zero means no sync is shipped.
+static std::atomic<size_t> registered_shippers {0};
+
+//! Drops the entries whose shipper is gone; under registry_lock.
+static void PruneShippersLocked() {
+	for (auto it = Shippers().begin(); it != Shippers().end();) {
+		it = it->second.expired() ? Shippers().erase(it) : std::next(it);
+	}
+	registered_shippers = Shippers().size();
+}
 
 void RegisterShipper(const std::string &owner_key, const std::shared_ptr<WalShipper> &shipper) {
 	std::lock_guard<std::mutex> guard(registry_lock);
 	Shippers()[owner_key] = shipper;
+	PruneShippersLocked();
 }
 
 std::vector<WalShipper::Status> ShipperStatuses() {
@@ -275,10 +287,14 @@ public:
 			shipper = found->second.lock();
 			if (!shipper) {
 				Shippers().erase(found);
+				registered_shippers = Shippers().size();
 				return;
 			}
 		}
 		shipper->OnWalSync(file, *main_file);
+	}
+	bool Watching() const override {
+		return registered_shippers.load() > 0;
 	}
 };
 

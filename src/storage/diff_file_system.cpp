@@ -1,12 +1,15 @@
 // diff:// file system: DuckDB's reads and writes land in VersionedFiles; FileSync publishes.
 #include "storage/diff_file_system.hpp"
 
+#include "common/counters.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/logging.hpp"
 #include "common/names.hpp"
 #include "storage/branch_lock.hpp"
 #include "storage/remote_file.hpp"
 #include "storage/sync_observer.hpp"
+
+#include <atomic>
 
 namespace differential {
 
@@ -225,6 +228,7 @@ static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const 
 duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path, duckdb::FileOpenFlags flags,
                                                         duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto log = RouteLogs();
+	Count(Counter::FS_OPEN);
 	return Translated([&]() -> duckdb::unique_ptr<FileHandle> {
 		if (IsRemoteImagePath(path)) {
 			return OpenRemoteImage(*this, path, flags);
@@ -318,6 +322,8 @@ int64_t DiffFileSystem::OpenHandleCount(const std::string &owner_key) {
 void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
 	// Remote reads, and local reads of chunks evicted after an export, fetch and log their requests.
 	auto log = RouteLogs();
+	Count(Counter::FS_READ);
+	Count(Counter::FS_READ_BYTES, static_cast<uint64_t>(nr_bytes));
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), location);
@@ -331,6 +337,8 @@ void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, id
 
 void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {
 	auto log = RouteLogs();
+	Count(Counter::FS_WRITE);
+	Count(Counter::FS_WRITE_BYTES, static_cast<uint64_t>(nr_bytes));
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -345,6 +353,8 @@ int64_t DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes)
 	return Translated([&]() {
 		auto &h = AsDiff(handle);
 		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), h.position);
+		Count(Counter::FS_READ);
+		Count(Counter::FS_READ_BYTES, n);
 		h.position += n;
 		return static_cast<int64_t>(n);
 	});
@@ -361,6 +371,7 @@ int64_t DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes
 }
 
 int64_t DiffFileSystem::GetFileSize(FileHandle &handle) {
+	Count(Counter::FS_SIZE);
 	return static_cast<int64_t>(AsDiff(handle).Length());
 }
 
@@ -370,6 +381,7 @@ duckdb::timestamp_t DiffFileSystem::GetLastModifiedTime(FileHandle &handle) {
 
 void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 	auto log = RouteLogs();
+	Count(Counter::FS_TRUNCATE);
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -385,9 +397,13 @@ static std::shared_ptr<SyncObserver> &ObserverSlot() {
 	static auto *slot = new std::shared_ptr<SyncObserver>();
 	return *slot;
 }
+//! The installed observer, for the lock-free check on every sync. Observers are installed once at load and
+//! never destroyed while a DuckDB instance can sync (the slot keeps each one), so the pointer stays valid.
+static std::atomic<SyncObserver *> installed_observer {nullptr};
 
 void InstallSyncObserver(std::shared_ptr<SyncObserver> observer) {
 	std::lock_guard<std::mutex> guard(observer_lock);
+	installed_observer = observer.get();
 	ObserverSlot() = std::move(observer);
 }
 
@@ -399,6 +415,11 @@ std::shared_ptr<SyncObserver> CurrentSyncObserver() {
 //! Tells the observer (if any) that a branch file open for writing was published, with the branch's
 //! database file when it is live in this process.
 static void NotifySynced(VersionedFile &file) {
+	// The common case (no branch ships its WAL): one atomic load, no lock, no lookup.
+	auto watcher = installed_observer.load();
+	if (!watcher || !watcher->Watching()) {
+		return;
+	}
 	auto observer = CurrentSyncObserver();
 	if (!observer) {
 		return;
@@ -423,6 +444,7 @@ static void NotifySynced(VersionedFile &file) {
 
 void DiffFileSystem::FileSync(FileHandle &handle) {
 	auto log = RouteLogs();
+	Count(Counter::FS_SYNC);
 	Translated([&]() {
 		// A remote image is immutable: there is nothing to sync.
 		auto &h = AsDiff(handle);
@@ -437,6 +459,7 @@ void DiffFileSystem::FileSync(FileHandle &handle) {
 
 bool DiffFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t length_bytes) {
 	auto log = RouteLogs();
+	Count(Counter::FS_TRIM);
 	return Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
@@ -452,14 +475,17 @@ bool DiffFileSystem::Trim(FileHandle &handle, idx_t offset_bytes, idx_t length_b
 }
 
 void DiffFileSystem::Seek(FileHandle &handle, idx_t location) {
+	Count(Counter::FS_SEEK);
 	AsDiff(handle).position = location;
 }
 
 void DiffFileSystem::Reset(FileHandle &handle) {
+	Count(Counter::FS_SEEK);
 	AsDiff(handle).position = 0;
 }
 
 idx_t DiffFileSystem::SeekPosition(FileHandle &handle) {
+	Count(Counter::FS_SEEK);
 	return AsDiff(handle).position;
 }
 
@@ -472,6 +498,7 @@ std::shared_ptr<VersionedFile> DiffFileSystem::Lookup(const std::string &path, F
 }
 
 bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	Count(Counter::FS_EXISTS);
 	return Translated([&]() {
 		if (IsRemoteImagePath(filename)) {
 			bool is_database_file = false;
@@ -495,6 +522,7 @@ bool DiffFileSystem::FileExists(const std::string &filename, duckdb::optional_pt
 }
 
 bool DiffFileSystem::TryRemoveFile(const std::string &filename, duckdb::optional_ptr<duckdb::FileOpener> opener) {
+	Count(Counter::FS_REMOVE);
 	return Translated([&]() {
 		if (IsRemoteImagePath(filename)) {
 			if (FileExists(filename, opener)) {
@@ -528,6 +556,7 @@ void DiffFileSystem::RemoveFile(const std::string &filename, duckdb::optional_pt
 void DiffFileSystem::MoveFile(const std::string &source, const std::string &target,
                               duckdb::optional_ptr<duckdb::FileOpener> opener) {
 	auto log = RouteLogs();
+	Count(Counter::FS_MOVE);
 	Translated([&]() {
 		if (IsRemoteImagePath(source) || IsRemoteImagePath(target)) {
 			Fail(ErrorKind::INVALID_INPUT, "read_only",

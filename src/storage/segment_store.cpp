@@ -1,6 +1,7 @@
 // Segment files: a 64-byte header, then records of a 48-byte header and a payload.
 #include "storage/segment_store.hpp"
 
+#include "common/counters.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "storage/system_calls.hpp"
@@ -195,6 +196,7 @@ void SegmentStore::Sync(const char *edge) {
 			IoFail("Syncing a segment in", directory);
 		}
 	}
+	Count(Counter::SEGMENT_FSYNC, to_sync.size());
 	CloseFlushedRetired();
 	if (LogEnabled()) {
 		LogEvent("segment_fsync", timer.ElapsedMs(),

@@ -181,7 +181,7 @@ BranchRecoveryResult RecoverBranch(Repository &repository, const BranchRecoveryR
 	auto pos = ChainPosition::FromHead(request.head);
 	ChainState state;
 	WalkToTip(*request.store, pos, state);
-	auto writer = NewUuid();
+	auto writer = request.writer.empty() ? NewUuid() : request.writer;
 	RemoteImage image;
 	Hash256 loaded {};
 	auto load = [&]() {

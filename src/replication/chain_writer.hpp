@@ -26,6 +26,8 @@ struct ShipTarget {
 	std::string store_url;
 	std::shared_ptr<ObjectStore> store;
 	ShipSettings settings;
+	//! The failover lease's duration (SET differential_failover = 'lease'); 0: no lease.
+	int64_t lease_ms = 0;
 	//! Where the async thread's log events go (it outlives no instance: the catalog owns the shipper).
 	duckdb::DatabaseInstance *instance = nullptr;
 };

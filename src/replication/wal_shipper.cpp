@@ -17,6 +17,16 @@ namespace differential {
 
 WalShipper::WalShipper(ShipTarget target_p) : target(std::move(target_p)), writer(target) {
 	fenced = writer.State().fenced;
+	if (target.lease_ms > 0 && !fenced) {
+		LeaseRecord mine;
+		mine.database = target.database;
+		mine.branch = target.branch;
+		mine.holder = target.settings.writer;
+		mine.duration_ms = target.lease_ms;
+		mine.ship_wal = target.settings.mode;
+		mine.ship_interval = target.settings.interval_s;
+		lease = std::make_unique<LeaseKeeper>(std::make_shared<Lease>(target.store, mine, true), target.instance);
+	}
 	if (target.settings.mode == "async") {
 		thread = std::thread([this]() { Run(); });
 	}
@@ -52,6 +62,9 @@ WalShipper::Status WalShipper::Describe() {
 	status.state = writer.State();
 	status.state.fenced = status.state.fenced || fenced;
 	status.counters = writer.counters;
+	if (lease) {
+		status.lease = lease->Describe();
+	}
 	return status;
 }
 
@@ -160,7 +173,16 @@ void WalShipper::Ship(std::deque<Capture> &items) {
 	}
 }
 
+void WalShipper::CheckLease() {
+	if (lease && lease->Lost()) {
+		FailFenced(target.database, target.branch,
+		           "a standby took over its failover lease (" + lease->Describe() +
+		               ") and recovers the branch; its recovery seal fences this leader");
+	}
+}
+
 void WalShipper::OnWalSync(VersionedFile &wal, VersionedFile &main) {
+	CheckLease();
 	if (target.settings.mode != "sync") {
 		if (fenced) {
 			FailFenced(target.database, target.branch, "a recovery sealed its WAL chain");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "replication/chain_writer.hpp"
+#include "replication/lease.hpp"
 #include "storage/versioned_file.hpp"
 
 #include <atomic>
@@ -35,8 +36,13 @@ public:
 		ShipState state;
 		ShipCounters counters;
 		uint64_t pending = 0;
+		std::string lease = "off";
 	};
 	Status Describe();
+	//! Whether this shipper keeps the failover lease (and, if so, its writer id holds it).
+	bool Leased() const {
+		return lease != nullptr;
+	}
 
 private:
 	//! What one WAL sync captured: a new chain to start first (when `base` is set), then a commit payload.
@@ -64,6 +70,8 @@ private:
 	ChainBase PublishedBase(VersionedFile &main);
 	void Ship(std::deque<Capture> &items);
 	void Run();
+	//! head_conflict once a standby took the lease over: it is recovering the branch, and its seal fences us.
+	void CheckLease();
 
 	ShipTarget target;
 	std::mutex ship_lock; //! one shipment at a time (held across requests)
@@ -75,6 +83,7 @@ private:
 	bool stopping = false;
 	std::atomic<bool> fenced {false};
 	std::thread thread;
+	std::unique_ptr<LeaseKeeper> lease;
 };
 
 //! Makes `shipper` receive the WAL syncs of the branch file owner `owner_key` (FileAddress::OwnerKey())

@@ -109,8 +109,8 @@ static BranchRecoveryResult Recover(ObjectStore &store, const std::shared_ptr<Ob
 	return RecoverBranch(*plan.repository, request);
 }
 
-static std::string SqlText(const std::string &text) {
-	return "'" + StringUtil::Replace(text, "'", "''") + "'";
+static std::string SqlText(const std::string &text, const char *quote = "'") {
+	return quote + StringUtil::Replace(text, quote, std::string(quote) + quote) + quote;
 }
 
 static void Takeover(DatabaseInstance &db, const std::shared_ptr<ObjectStore> &store, const TakeoverPlan &plan,
@@ -123,7 +123,7 @@ static void Takeover(DatabaseInstance &db, const std::shared_ptr<ObjectStore> &s
 		LeaseKeeper keeper(lease, &db);
 		auto result = Recover(*store, store, plan);
 		Connection connection(db);
-		auto attach = "ATTACH 'differential:" + plan.head.database + "' AS " + KeywordHelper::WriteOptionallyQuoted(plan.alias) +
+		auto attach = "ATTACH 'differential:" + plan.head.database + "' AS " + SqlText(plan.alias, "\"") +
 		              " (REPOSITORY " + SqlText(plan.repository->root) + ", SHIP_WAL " + SqlText(inherited.ship_wal) +
 		              ", SHIP_INTERVAL " + std::to_string(inherited.ship_interval) + ")";
 		auto attached = connection.Query(attach);

@@ -49,6 +49,18 @@ std::string Lease::Describe() const {
 	}
 }
 
+LeaseRecord Lease::Decode(const std::string &text) const {
+	LeaseRecord record;
+	std::string why;
+	if (!DecodeLease(text, record, why) || record.database != mine.database || record.branch != mine.branch) {
+		Fail(ErrorKind::IO, "corrupt_lease",
+		     "The lease " + key + " in " + store->Describe() + " is damaged (" +
+		         (why.empty() ? "it names another branch" : why) +
+		         "). Delete it: the leader writes a new one within a third of its duration.");
+	}
+	return record;
+}
+
 bool Lease::Read(LeaseRecord &record, std::string &read_etag) {
 	auto got = store->Get(key);
 	if (got.outcome.status == ObjectStatus::NOT_FOUND) {
@@ -57,14 +69,19 @@ bool Lease::Read(LeaseRecord &record, std::string &read_etag) {
 	if (!got.outcome.Ok()) {
 		FailRemote(got.outcome, *store, "reading the lease " + key);
 	}
-	std::string why;
-	if (!DecodeLease(got.data, record, why) || record.database != mine.database || record.branch != mine.branch) {
-		Fail(ErrorKind::IO, "corrupt_lease",
-		     "The lease " + key + " in " + store->Describe() + " is damaged (" + why +
-		         "). Delete it: the leader writes a new one within a third of its duration.");
-	}
+	record = Decode(got.data);
 	read_etag = got.etag;
 	return true;
+}
+
+void Lease::Observe(const LeaseRecord &there, const std::string &there_etag) {
+	std::lock_guard<std::mutex> guard(lock);
+	if (there_etag != etag || !seen_valid) {
+		seen_since = std::chrono::steady_clock::now(); // a new version: the silence starts now
+	}
+	seen = there;
+	seen_valid = true;
+	etag = there_etag;
 }
 
 bool Lease::Write(LeaseRecord record, const PutCondition &condition) {
@@ -97,13 +114,7 @@ bool Lease::Write(LeaseRecord record, const PutCondition &condition) {
 		mine.renewal = there.renewal;
 		return true;
 	}
-	std::lock_guard<std::mutex> guard(lock);
-	if (there_etag != etag || !seen_valid) {
-		seen_since = std::chrono::steady_clock::now();
-	}
-	seen = there;
-	seen_valid = true;
-	etag = there_etag;
+	Observe(there, there_etag);
 	return false;
 }
 
@@ -133,23 +144,13 @@ LeaseState Lease::Watch() {
 		FailRemote(got.outcome, *store, "reading the lease " + key);
 	}
 	if (!got.not_modified) {
-		LeaseRecord there;
-		std::string there_etag;
-		if (!Read(there, there_etag)) {
-			return LeaseState::WATCHING; // deleted meanwhile: look again next step
-		}
+		auto there = Decode(got.data);
 		if (there.holder == mine.holder) {
-			etag = there_etag;
+			etag = got.etag;
 			mine.renewal = there.renewal;
 			return LeaseState::HELD;
 		}
-		std::lock_guard<std::mutex> guard(lock);
-		if (there_etag != etag || !seen_valid) {
-			seen_since = std::chrono::steady_clock::now();
-		}
-		seen = there;
-		seen_valid = true;
-		etag = there_etag;
+		Observe(there, got.etag);
 	}
 	// Lapsed: the holder's object stayed the same for longer than its duration, measured here. Take it from exactly
 	// that version: of several standbys one wins, and a holder that renewed meanwhile keeps it.

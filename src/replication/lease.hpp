@@ -56,6 +56,10 @@ private:
 	bool Write(LeaseRecord record, const PutCondition &condition);
 	//! GET the lease: true when found (decoded into `record`, `etag` set); false when absent.
 	bool Read(LeaseRecord &record, std::string &etag);
+	//! Decodes a lease read from the store (corrupt_lease when damaged or of another branch).
+	LeaseRecord Decode(const std::string &text) const;
+	//! Records another holder's version; the silence is timed from when a version is first seen.
+	void Observe(const LeaseRecord &there, const std::string &there_etag);
 	void Set(LeaseState next);
 
 	std::shared_ptr<ObjectStore> store;

@@ -57,8 +57,8 @@ def test_killed_leader_is_replaced_with_every_acknowledged_commit(s3, tmp_path):
     # kill); the upper bound is generous for a loaded machine (lease + interval + recovery).
     assert 2 * LEASE_S / 3 - FOLLOW_S <= seconds <= LEASE_S + FOLLOW_S + 20, seconds
     assert ids(standby) == acknowledged
-    shipping = standby.rows("SELECT database_name, mode, lease, fenced FROM differential_shipping()")
-    assert shipping == [["orders", "sync", "held", False]]
+    shipping = "SELECT database_name, mode, lease, fenced FROM differential_shipping()"
+    wait_for(lambda: standby.rows(shipping), lambda v: v == [["orders", "sync", "held", False]], timeout=30)
     standby.rows("INSERT INTO orders.t VALUES (1000)")
     # A third host recovers the branch and sees the new leader's commit: it shipped.
     check = connect(tmp_path / "third")

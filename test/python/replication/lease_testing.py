@@ -66,3 +66,38 @@ def assert_one_line(root):
         seals = [seq for seq, kind in epochs if kind == 2]
         assert seals in ([], [seqs[-1]]), f"chain {chain}: seals at {seals} of {seqs}"
     return found
+
+
+def _commit_range(data):
+    """(wal_offset, wal length) of a commit epoch object (docs/FORMAT.md §10.4)."""
+    at = 14
+
+    def take_bytes():
+        nonlocal at
+        length = int.from_bytes(data[at:at + 8], "little")
+        at += 8 + length
+
+    take_bytes()  # database
+    take_bytes()  # branch
+    at += 8 + 8 + 32  # chain, seq, previous
+    take_bytes()  # writer
+    offset = int.from_bytes(data[at:at + 8], "little")
+    length = int.from_bytes(data[at + 8:at + 16], "little")
+    return offset, length
+
+
+def assert_wal_continuous(root, database="orders", branch="main"):
+    """Every commit epoch of a chain starts its WAL where the previous one ended: no WAL offset shipped twice."""
+    base = pathlib.Path(root) / "epochs" / database / branch
+    checked = 0
+    for chain in sorted(p for p in base.iterdir() if p.is_dir()):
+        end = 0
+        for path in sorted(chain.iterdir()):
+            data = path.read_bytes()
+            if data[12] != 1:
+                continue
+            offset, length = _commit_range(data)
+            assert offset == end, f"{path.relative_to(base)} starts its WAL at {offset}, the previous ended at {end}"
+            end = offset + length
+            checked += 1
+    return checked

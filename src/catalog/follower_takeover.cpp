@@ -66,7 +66,8 @@ TakeoverPlan PlanTakeover(ClientContext &context, const std::string &alias, cons
 	if (plan.repository->metadata->history.FindDatabase(head.database)) {
 		Fail(ErrorKind::CONFLICT, "database_exists",
 		     "A standby recovers the branch as database " + QuoteName(head.database) + ", which already exists in " +
-		         plan.repository->root + ". Use a repository without it, or drop it first with "
+		         plan.repository->root +
+		         ". Use a repository without it, or drop it first with "
 		         "differential_drop_database('" +
 		         head.database + "').");
 	}
@@ -148,8 +149,7 @@ void StartTakeover(DatabaseInstance &db, std::shared_ptr<ObjectStore> store, Tak
                    std::shared_ptr<Lease> lease, std::function<void(const std::string &)> report) {
 	// The thread keeps the instance alive until the new leader is attached (or the attempt failed).
 	auto instance = db.shared_from_this();
-	std::thread([instance, store, plan, lease, report]() { Takeover(*instance, store, plan, lease, report); })
-	    .detach();
+	std::thread([instance, store, plan, lease, report]() { Takeover(*instance, store, plan, lease, report); }).detach();
 }
 
 } // namespace differential

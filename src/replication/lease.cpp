@@ -43,7 +43,8 @@ std::string Lease::Describe() const {
 		if (!seen_valid) {
 			return "watching";
 		}
-		auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - seen_since);
+		auto quiet =
+		    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - seen_since);
 		return "watching " + seen.holder + " (unchanged for " + std::to_string(quiet.count()) + " ms of " +
 		       std::to_string(seen.duration_ms) + ")";
 	}

@@ -63,7 +63,7 @@ def test_killed_leader_is_replaced_with_every_acknowledged_commit(s3, tmp_path):
     # A third host recovers the branch and sees the new leader's commit: it shipped.
     check = connect(tmp_path / "third")
     check.execute(s3.secret_sql)
-    recovered, row, problems = recovered_ids(check, s3.url, "check")
+    recovered, row, problems = recovered_ids(check, s3.url, "third_copy")
     assert recovered == acknowledged + [1000] and problems == 0
     assert_one_line(s3.path / "lake")
     standby.close()
@@ -92,7 +92,7 @@ def test_paused_leader_resumed_after_takeover_is_fenced(s3, tmp_path):
     assert any(kind == 2 for epochs in found.values() for _, kind in epochs), found  # the recovery seal
     check = connect(tmp_path / "third")
     check.execute(s3.secret_sql)
-    recovered, row, problems = recovered_ids(check, s3.url, "check")
+    recovered, row, problems = recovered_ids(check, s3.url, "third_copy")
     assert recovered == list(range(10)) + [100] and problems == 0
     leader.close()
     standby.close()

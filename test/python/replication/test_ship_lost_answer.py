@@ -40,7 +40,7 @@ def run_leader(tmp_path, s3, fault):
 def recovered(tmp_path, s3):
     con = connect(tmp_path / "check")
     con.execute(s3.secret_sql)
-    ids, _, problems = recovered_ids(con, s3.url, "check")
+    ids, _, problems = recovered_ids(con, s3.url, "third_copy")
     assert problems == 0
     return ids
 

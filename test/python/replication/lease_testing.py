@@ -5,7 +5,7 @@ import time
 
 from shared_fixtures import Host
 
-LEASE_S = 2
+LEASE_S = 3
 FOLLOW_S = 0.5
 
 

@@ -39,10 +39,6 @@ public:
 		std::string lease = "off";
 	};
 	Status Describe();
-	//! Whether this shipper keeps the failover lease (and, if so, its writer id holds it).
-	bool Leased() const {
-		return lease != nullptr;
-	}
 
 private:
 	//! What one WAL sync captured: a new chain to start first (when `base` is set), then a commit payload.
@@ -72,6 +68,10 @@ private:
 	void Run();
 	//! head_conflict once a standby took the lease over: it is recovering the branch, and its seal fences us.
 	void CheckLease();
+	std::shared_ptr<LeaseKeeper> CurrentLease();
+	//! A fenced writer gives the lease up (stops renewing): it can never ship again, and a lease it kept
+	//! renewing would keep every standby from taking over.
+	void DropLease();
 
 	ShipTarget target;
 	std::mutex ship_lock; //! one shipment at a time (held across requests)
@@ -83,7 +83,8 @@ private:
 	bool stopping = false;
 	std::atomic<bool> fenced {false};
 	std::thread thread;
-	std::unique_ptr<LeaseKeeper> lease;
+	std::mutex lease_lock; //! guards the pointer only
+	std::shared_ptr<LeaseKeeper> lease;
 };
 
 //! Makes `shipper` receive the WAL syncs of the branch file owner `owner_key` (FileAddress::OwnerKey())

@@ -85,6 +85,9 @@ def test_paused_leader_resumed_after_takeover_is_fenced(s3, tmp_path):
     error = leader.error("INSERT INTO orders.t VALUES (50)")
     assert "[differential:head_conflict]" in error, error
     assert leader.rows("SELECT fenced OR lease LIKE 'lost%' FROM differential_shipping()") == [[True]]
+    # It renews no more: a lease it kept would keep every standby from ever taking over again.
+    lease = leader.rows("SELECT lease FROM differential_shipping()")[0][0]
+    assert lease.startswith(("lost to ", "given up")), lease
     assert ids(leader) == list(range(10))  # its data stays local (the refused commit was rolled back)
     error = leader.error("INSERT INTO orders.t VALUES (51)")
     assert "[differential:head_conflict]" in error, error

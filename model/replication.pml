@@ -1,7 +1,11 @@
 /* The replication protocol of docs/REPLICATION.md as a Promela model, checked exhaustively by spin
    (scripts/model_check.sh). Default: failover (a leader that may be paused at any point and resumed,
    a standby that recovers with same_identity => true and leads on, a follower). -DSHARED: two
-   WRITERS 'shared' hosts publishing through one head, and a follower of snapshots.
+   WRITERS 'shared' hosts publishing through one head, and a follower of snapshots. -DLEASE: failover
+   with the lease of SET differential_failover = 'lease': the leader renews it by If-Match between
+   commits and stops at a refused renewal; the standby first takes it by If-Match on the version it
+   saw (at any moment: a lapse judged on any clock), then recovers; lease requests go through the
+   same lossy network.
    -DMUTANT_* removes one guard; model_check.sh requires spin to find an error for every mutant. */
 
 /* ------------------------------------------------------------------ the network and the store */
@@ -17,6 +21,7 @@
 #define RQ_NONE  0
 #define RQ_EPOCH 1   /* PUT epochs/<db>/<branch>/<chain>/<seq>, If-None-Match: * (create-only) */
 #define RQ_HEAD  2   /* PUT heads/<db>/<branch>, If-Match: <the ETag the sender read> */
+#define RQ_LEASE 3   /* PUT leases/<db>/<branch>, If-Match: <the ETag the sender saw> (new holder in a) */
 
 #define R_PENDING 0
 #define R_OK      1
@@ -84,6 +89,15 @@ bool done_l, done_s;
 bool fenced_l;               /* the old leader got head_conflict */
 byte flist[3];               /* the follower's newest opened state: its commits, in order */
 byte flen;
+#ifdef LEASE
+byte lease_h = WL;           /* leases/<db>/<branch>: its holder (the leader created it) ... */
+byte lease_v = 1;            /* ... and its ETag */
+bool lease_taken;            /* ghost: the standby holds the lease */
+bool lease_lost_l;           /* ghost: the old leader stopped at a refused renewal (not at the seal) */
+#ifndef MAXRENEW
+#define MAXRENEW 2
+#endif
+#endif
 
 /* scratch of the d_steps below (not part of the state) */
 hidden byte hj, hs, hupto, hv, hb, hlen, hmask, wc, wk;
@@ -172,6 +186,18 @@ inline apply(p) {
         head_c = rq_a[p]; head_v++; result = R_OK
      :: else -> result = R_412
      fi
+#ifdef LEASE
+  :: rq_kind[p] == RQ_LEASE ->
+     if
+#ifdef MUTANT_LEASE_NO_IF_MATCH
+     :: true ->              /* the lease taken or renewed whatever version it has */
+#else
+     :: lease_v == rq_b[p] ->
+#endif
+        lease_h = rq_a[p]; lease_v++; result = R_OK
+     :: else -> result = R_412
+     fi
+#endif
   fi
 }
 
@@ -201,7 +227,12 @@ proctype Leader() {
   byte pend = 0;                 /* local commits not in a confirmed epoch yet */
   byte waiting = 0;              /* the commit whose client waits for COMMIT to return */
   byte r, v, hc;
+#ifdef LEASE
+  bool rolled = true;            /* new chains are checked by the run without the lease */
+  byte lv = 1, renewals = 0;     /* the lease ETag it knows; renewals made */
+#else
   bool rolled = false;
+#endif
 
   do
   :: n < 2 ->
@@ -276,6 +307,24 @@ seal:
      fi;
      c++; k = 0; r = 0; v = 0;
      move_head(PL, c, etag, r, hc)
+#ifdef LEASE
+  :: renewals < MAXRENEW ->
+     /* the lease keeper renews (a thread of its own; here between two steps of the leader) */
+     renewals++;
+     r = 0;
+     send(PL, RQ_LEASE, WL, lv, 0);
+     await(PL, r);
+     if
+     :: r == R_OK -> lv++
+     :: else ->
+        atomic { v = lease_h; lv = lease_v };        /* GET the lease */
+        if
+        :: v == WL -> skip                           /* ours (an earlier renewal landed, or none) */
+        :: else -> v = 0; r = 0; lease_lost_l = true; goto fenced   /* taken: stop shipping */
+        fi
+     fi;
+     r = 0; v = 0
+#endif
   :: n == 2 -> break
   od;
   done_l = true;
@@ -292,6 +341,26 @@ out:
    depend on it, so the model lets it start at any point. */
 proctype Standby() {
   byte c, k = 0, etag, r, v, hc, pend;
+#ifdef LEASE
+  byte sv;
+take:
+  /* The version it saw unchanged for a lease duration on its own clock. No clock is trusted, so
+     "lapsed" may be judged at any moment, even while the leader is alive (a superset of what the
+     code allows). It takes exactly that version, by If-Match. */
+  r = 0;
+  sv = lease_v;                               /* GET lease */
+  send(PS, RQ_LEASE, WS, sv, 0);
+  await(PS, r);
+  if
+  :: r == R_OK -> skip
+  :: else ->
+     if
+     :: lease_h == WS -> skip                 /* GET: ours landed */
+     :: else -> goto take                     /* renewed meanwhile: watch again */
+     fi
+  fi;
+  r = 0; sv = 0; lease_taken = true;
+#endif
 
   atomic { c = head_c; etag = head_v };       /* GET head */
 walk:
@@ -305,8 +374,9 @@ walk:
      fi;
      v = ABSENT
   od;
-#ifdef MUTANT_NO_SEAL
-  base_k[c + 1] = k;                          /* the guard removed: start the new chain unsealed */
+#if defined(MUTANT_NO_SEAL) || defined(MUTANT_LEASE_NO_SEAL)
+  base_k[c + 1] = k;                          /* the guard removed: start the new chain unsealed (with
+                                                 the lease: trust the lease as the fence) */
 #else
 seal:                                         /* the fence: a create-only seal at (c, k + 1) */
   r = 0; v = 0;
@@ -437,6 +507,11 @@ init {
 #ifdef WITNESS_TAKEOVER
     /* the old leader fenced, commits of both leaders acknowledged, the follower on the new one's */
     assert(!(fenced_l && (acked & L_CIDS) && (acked & S_CID) && flen >= 2 && flist[flen - 1] == 2))
+#endif
+#ifdef WITNESS_LEASE
+    /* the standby took the lease, the old leader (paused: it never saw the lease lost) was fenced
+       by the recovery seal, and both leaders' commits were acknowledged */
+    assert(!(lease_taken && fenced_l && !lease_lost_l && (acked & L_CIDS) && (acked & S_CID)))
 #endif
 #ifdef WITNESS_FAULTS
     /* every commit acknowledged although MAXLOSS requests, responses or waits were lost */

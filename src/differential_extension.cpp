@@ -46,6 +46,31 @@ static void CheckRemoteCacheSize(ClientContext &, SetScope, Value &parameter) {
 	}
 }
 
+static void CheckFailover(ClientContext &, SetScope, Value &parameter) {
+	auto mode = parameter.IsNull() ? std::string() : StringUtil::Lower(parameter.ToString());
+	if (mode != "off" && mode != "lease") {
+		differential::Translated([&]() {
+			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			                   "differential_failover takes 'off' (failover is the caller's: "
+			                   "differential_recover_branch) or 'lease' (leaders renew a lease in S3, standbys "
+			                   "attached with TAKEOVER_AS take over when it lapses); got " +
+			                       parameter.ToString() + ". Nothing was changed.");
+		});
+	}
+}
+
+static void CheckLeaseDuration(ClientContext &, SetScope, Value &parameter) {
+	double seconds = parameter.IsNull() ? 0 : parameter.GetValue<double>();
+	if (!(seconds >= 1 && seconds <= 3600)) {
+		differential::Translated([&]() {
+			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			                   "differential_lease_duration is the failover lease's duration in seconds, from 1 to "
+			                   "3600 (default 30); got " +
+			                       parameter.ToString() + ". Nothing was changed.");
+		});
+	}
+}
+
 static void LoadInternal(ExtensionLoader &loader) {
 	auto &instance = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(instance);
@@ -78,6 +103,15 @@ static void LoadInternal(ExtensionLoader &loader) {
 	                          "Let merges skip reading a side's table whose storage is byte-identical to the base's "
 	                          "(false: read all three sides, the reference method)",
 	                          LogicalType::BOOLEAN, Value::BOOLEAN(true));
+
+	config.AddExtensionOption("differential_failover",
+	                          "'off' (default): failover is the caller's; 'lease': shipping leaders renew a lease in "
+	                          "S3 and standbys attached with TAKEOVER_AS take over when it lapses",
+	                          LogicalType::VARCHAR, Value("off"), CheckFailover, SetScope::GLOBAL);
+	config.AddExtensionOption("differential_lease_duration",
+	                          "Seconds of silence (an unchanged lease object, on the standby's own clock) after "
+	                          "which a standby takes over; leaders renew every third of it",
+	                          LogicalType::DOUBLE, Value::DOUBLE(30), CheckLeaseDuration, SetScope::GLOBAL);
 
 	loader.RegisterFunction(differential::CreateSnapshotFunction());
 	loader.RegisterFunction(differential::CreateBranchFunction());

@@ -4,6 +4,7 @@
 
 #include "catalog/differential_catalog.hpp"
 #include "catalog/follower_catalog.hpp"
+#include "catalog/follower_takeover.hpp"
 #include "catalog/imported_chunk_fetch.hpp"
 #include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
@@ -277,6 +278,7 @@ static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, Attache
 	target.store_url = data_path ? data_path->store_url : *request.data_path;
 	target.store = OpenObjectStore(context, target.store_url);
 	target.settings = *stored;
+	target.lease_ms = FailoverLeaseMs(context);
 	target.instance = &db.GetDatabase();
 	auto shipper = std::make_shared<WalShipper>(std::move(target));
 	FileAddress owner = ParseDiffPath(BranchPath(repository->root, request.database, request.branch));

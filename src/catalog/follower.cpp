@@ -37,10 +37,11 @@ Follower::~Follower() {
 	Stop();
 }
 
-void Follower::Start(const std::shared_ptr<Follower> &self) {
+void Follower::Start(const std::shared_ptr<Follower> &self_p) {
+	self = self_p;
 	{
 		std::lock_guard<std::mutex> guard(RegistryLock());
-		Registry().push_back(self);
+		Registry().push_back(self_p);
 	}
 	thread = std::thread([this]() {
 		// Named so that a test (or top -H) can see that no poller outlives its attachment.
@@ -96,11 +97,41 @@ FollowerStatus Follower::Status() const {
 	status.last_check_ms = last_check_ms;
 	status.last_ok_ms = last_ok_ms;
 	status.last_error = last_error;
+	if (takeover) {
+		status.takeover_as = takeover->alias;
+		status.lease = takeover_started ? takeover_status : standby_lease->Describe();
+	}
 	return status;
 }
 
 std::string Follower::DescriptorLocator(const Hash256 &descriptor) const {
 	return head.store_url + DescriptorKey(descriptor);
+}
+
+void Follower::EnableTakeover(TakeoverPlan plan) {
+	standby_lease = std::make_shared<Lease>(store, plan.mine, false);
+	takeover = std::move(plan);
+}
+
+void Follower::CheckLease() {
+	if (!takeover || takeover_started) {
+		return;
+	}
+	if (standby_lease->Tick() != LeaseState::HELD) {
+		return;
+	}
+	{
+		std::lock_guard<std::mutex> guard(lock);
+		takeover_started = true;
+		takeover_status = "taking over (lease taken from " + standby_lease->Seen().holder + ")";
+	}
+	std::weak_ptr<Follower> me = self;
+	StartTakeover(db, store, *takeover, standby_lease, [me](const std::string &outcome) {
+		if (auto follower = me.lock()) {
+			std::lock_guard<std::mutex> guard(follower->lock);
+			follower->takeover_status = outcome;
+		}
+	});
 }
 
 void Follower::FollowCommits(ChainPosition position_p, ChainState state_p) {
@@ -233,6 +264,7 @@ void Follower::CheckOnce() {
 	try {
 		if (commits) {
 			outcome = CheckEpochs();
+			CheckLease();
 		} else {
 			outcome = CheckHead(key, known, snapshot_id, error);
 		}

@@ -2,6 +2,7 @@
 // conditional GET and resolves each new export it finds; the catalog opens the states it publishes.
 #pragma once
 
+#include "catalog/follower_takeover.hpp"
 #include "common/hash.hpp"
 #include "duckdb/main/database.hpp"
 #include "remote/counting_object_store.hpp"
@@ -42,6 +43,9 @@ struct FollowerStatus {
 	int64_t last_ok_ms = 0;    //! wall clock of the last check that reached the store
 	uint64_t requests = 0;
 	std::optional<std::string> last_error;
+	//! A standby (TAKEOVER_AS): the name its new leader gets, and where its lease watch or takeover stands.
+	std::optional<std::string> takeover_as;
+	std::optional<std::string> lease;
 };
 
 class Follower {
@@ -56,6 +60,9 @@ public:
 	//! Follows WAL epochs from `position` (read to the tip, `state`) instead of the head: a head with a chain.
 	//! Call before Start.
 	void FollowCommits(ChainPosition position, ChainState state);
+	//! Makes this follower (of commits) a standby: it watches the lease each interval and takes the branch over
+	//! when the lease lapses. Call before Start.
+	void EnableTakeover(TakeoverPlan plan);
 	//! The state a chain position stands for, with `base_length` the base export's file length.
 	static FollowState ChainFollowState(const ChainState &state, uint64_t base_length, int64_t snapshot_id);
 
@@ -89,6 +96,8 @@ private:
 	void Adopt(const BranchHead &head, const std::string &etag);
 	//! One commits-mode check: one GET of the next epoch; when there is one, reads on to the tip.
 	std::string CheckEpochs();
+	//! A standby's lease step: one conditional GET; a lapsed lease taken starts the takeover.
+	void CheckLease();
 	//! The base export's file length (resolving it, verified, when the chain moved to a new base).
 	uint64_t BaseLength(const Hash256 &base);
 
@@ -114,6 +123,12 @@ private:
 	ChainState chain_state;
 	Hash256 known_base {};
 	uint64_t known_base_length = 0;
+	//! Standby (poller thread only after Start, except `takeover_status`, under `lock`).
+	std::optional<TakeoverPlan> takeover;
+	std::shared_ptr<Lease> standby_lease;
+	bool takeover_started = false;
+	std::string takeover_status;
+	std::weak_ptr<Follower> self;
 };
 
 } // namespace differential

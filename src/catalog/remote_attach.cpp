@@ -58,6 +58,8 @@ static void CheckRemoteOptions(const std::string &path, AttachOptions &options) 
 struct FollowOptions {
 	bool follow = false;
 	double interval_seconds = 10;
+	//! TAKEOVER_AS: the follower is a standby (differential_failover = 'lease').
+	std::optional<std::string> takeover_as;
 };
 
 static constexpr double MIN_FOLLOW_INTERVAL = 0.1;
@@ -91,10 +93,23 @@ static FollowOptions TakeFollowOptions(const std::string &path, AttachOptions &o
 			}
 			follow.interval_seconds = seconds;
 			interval_given = true;
+		} else if (key == "takeover_as") {
+			if (option.second.IsNull() || option.second.type().id() != LogicalTypeId::VARCHAR) {
+				Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+				     "TAKEOVER_AS takes the name the new leader gets in this DuckDB, as a string; got " +
+				         option.second.ToString() + ".");
+			}
+			follow.takeover_as = option.second.ToString();
 		}
 	}
 	options.options.erase("follow");
 	options.options.erase("follow_interval");
+	options.options.erase("takeover_as");
+	if (follow.takeover_as && !follow.follow) {
+		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		     "TAKEOVER_AS makes a follower a standby: add FOLLOW true to the ATTACH of " + path +
+		         ", or remove TAKEOVER_AS.");
+	}
 	if (interval_given && !follow.follow) {
 		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
 		     "FOLLOW_INTERVAL applies to a follower only: add FOLLOW true to the ATTACH of " + path +
@@ -167,7 +182,8 @@ OpenedExport OpenExport(ClientContext &context, const std::string &path) {
 //! A follower: the head resolved now (so a bad one is refused here), then a poller and a proxy catalog over
 //! an empty in-memory database, whose lookups go to hidden attachments of the states it finds.
 static unique_ptr<Catalog> AttachFollower(ClientContext &context, AttachedDatabase &db, AttachInfo &info,
-                                          AttachOptions &options, const RemoteLocator &locator, double interval) {
+                                          AttachOptions &options, const RemoteLocator &locator,
+                                          const FollowOptions &follow) {
 	auto path = info.path;
 	if (locator.kind != RemoteLocator::Kind::HEAD) {
 		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
@@ -198,10 +214,17 @@ static unique_ptr<Catalog> AttachFollower(ClientContext &context, AttachedDataba
 	}
 	initial.generation = 1;
 	auto alias = db.GetName().GetIdentifierName();
-	auto follower =
-	    std::make_shared<Follower>(*context.db, store, locator, alias, path, interval, initial, resolved.head_etag);
+	std::optional<TakeoverPlan> takeover;
+	if (follow.takeover_as) {
+		takeover = PlanTakeover(context, *follow.takeover_as, alias, locator, *resolved.head);
+	}
+	auto follower = std::make_shared<Follower>(*context.db, store, locator, alias, path, follow.interval_seconds,
+	                                           initial, resolved.head_etag);
 	if (position) {
 		follower->FollowCommits(std::move(*position), std::move(chain));
+	}
+	if (takeover) {
+		follower->EnableTakeover(std::move(*takeover));
 	}
 	// DuckDB refuses a read-only in-memory database, so the proxy's own (always empty) storage is writable;
 	// the attachment itself is read-only, which is what refuses writes through it.
@@ -234,7 +257,7 @@ unique_ptr<Catalog> AttachRemote(ClientContext &context, AttachedDatabase &db, A
 	auto locator = ParseLocator(path);
 	if (follow.follow) {
 		DuckDBLogScope log(context);
-		return AttachFollower(context, db, info, options, locator, follow.interval_seconds);
+		return AttachFollower(context, db, info, options, locator, follow);
 	}
 	options.access_mode = AccessMode::READ_ONLY;
 	db.SetReadOnlyDatabase();

@@ -30,7 +30,9 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 	     {"last_check", LogicalType::TIMESTAMP_TZ},
 	     {"lag_ms", LogicalType::BIGINT},
 	     {"requests", LogicalType::BIGINT},
-	     {"last_error", LogicalType::VARCHAR}},
+	     {"last_error", LogicalType::VARCHAR},
+	     {"takeover_as", LogicalType::VARCHAR},
+	     {"lease", LogicalType::VARCHAR}},
 	    [](ClientContext &context) {
 		    Rows rows;
 		    auto now = NowUnixMs();
@@ -44,7 +46,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 			                    Value::DOUBLE(status.interval_seconds),
 			                    TimestampFromMicros(status.last_check_ms * 1000),
 			                    Value::BIGINT(std::max<int64_t>(0, now - status.last_ok_ms)),
-			                    Value::BIGINT(static_cast<int64_t>(status.requests)), OptionalText(status.last_error)});
+			                    Value::BIGINT(static_cast<int64_t>(status.requests)), OptionalText(status.last_error),
+			                    OptionalText(status.takeover_as), OptionalText(status.lease)});
 		    }
 		    return rows;
 	    },

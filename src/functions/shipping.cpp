@@ -16,7 +16,7 @@ static Rows ListShipping() {
 		                Value::BIGINT(int64_t(status.state.seq)), Value::BIGINT(int64_t(status.counters.epochs)),
 		                Value::BIGINT(int64_t(status.counters.chains)),
 		                Value::BIGINT(int64_t(status.counters.requests)), Value::BIGINT(int64_t(status.pending)),
-		                Value::BOOLEAN(status.state.fenced)});
+		                Value::BOOLEAN(status.state.fenced), Value(status.lease)});
 	}
 	return rows;
 }
@@ -34,7 +34,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 	     {"chains_started", LogicalType::BIGINT},
 	     {"requests", LogicalType::BIGINT},
 	     {"pending", LogicalType::BIGINT},
-	     {"fenced", LogicalType::BOOLEAN}},
+	     {"fenced", LogicalType::BOOLEAN},
+	     {"lease", LogicalType::VARCHAR}},
 	    [](ClientContext &) { return ListShipping(); }, types, names);
 }
 

@@ -2,6 +2,7 @@
 // recovery seal at the tip, then import the base and write the state's chunks and WAL locally.
 #include "replication/branch_recovery.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "common/names.hpp"
@@ -92,6 +93,25 @@ static bool CreateOnly(ObjectStore &store, const std::string &key, const std::st
 	return false;
 }
 
+//! A seal PUT lost to another recovery's seal (docs/REPLICATION.md §12 (d)): that host took the branch over
+//! while this one was recovering it. Following its seal would fence the new leader in turn, so stop.
+static void FailIfRecoveredMeanwhile(ObjectStore &store, const std::string &key, const std::string &writer) {
+	auto got = store.Get(key);
+	if (!got.outcome.Ok()) {
+		FailRemote(got.outcome, store, "reading the epoch " + key + " that refused the recovery seal");
+	}
+	Epoch there;
+	std::string why;
+	if (DecodeEpoch(got.data, there, why) && there.kind == EpochKind::SEAL && there.reason == SealReason::RECOVERY &&
+	    there.writer != writer) {
+		Fail(ErrorKind::CONFLICT, "head_conflict",
+		     "Another host recovered " + there.database + "/" + there.branch +
+		         " with the same identity while this recovery ran (its seal is " + key +
+		         "), so it is the branch's writer now and nothing was recovered here. Follow the new leader, or "
+		         "recover with same_identity => false for an independent copy.");
+	}
+}
+
 //! Writes the recovered state as epoch 1 of a chain id nobody holds, then the recovery seal at the tip naming
 //! it (FORMAT §10.6), both create-only; when another epoch got to the tip first, reads on and tries again at
 //! the new tip (the epoch 1 written for the old tip stays an orphan no seal names). Returns the new
@@ -133,10 +153,12 @@ static std::pair<uint64_t, Hash256> Fence(const BranchRecoveryRequest &request, 
 		seal.writer = writer;
 		seal.successor_chain = successor;
 		seal.successor_base = state.base;
-		if (CreateOnly(store, EpochKey(pos.database, pos.branch, pos.chain, pos.seq + 1), EncodeEpoch(seal),
-		               "recovery seal")) {
+		PausePoint("recover.before_seal");
+		auto seal_key = EpochKey(pos.database, pos.branch, pos.chain, pos.seq + 1);
+		if (CreateOnly(store, seal_key, EncodeEpoch(seal), "recovery seal")) {
 			return {successor, EpochHash(first_blob)};
 		}
+		FailIfRecoveredMeanwhile(store, seal_key, writer);
 		// The old writer appended meanwhile: apply what it wrote and seal the new tip.
 		WalkToTip(store, pos, state);
 	}
@@ -181,7 +203,7 @@ BranchRecoveryResult RecoverBranch(Repository &repository, const BranchRecoveryR
 	auto pos = ChainPosition::FromHead(request.head);
 	ChainState state;
 	WalkToTip(*request.store, pos, state);
-	auto writer = NewUuid();
+	auto writer = request.writer.empty() ? NewUuid() : request.writer;
 	RemoteImage image;
 	Hash256 loaded {};
 	auto load = [&]() {

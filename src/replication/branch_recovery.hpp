@@ -18,6 +18,8 @@ RecoveredExport ImportExportImage(const std::string &database, const std::string
 struct BranchRecoveryRequest {
 	std::string name;
 	bool same_identity = false;
+	//! The new leader's writer id (same identity); empty: a new one. A standby passes its lease's holder id.
+	std::string writer;
 	std::string store_url;
 	std::shared_ptr<ObjectStore> store;
 	//! The head the URL named, as read now (with its etag).

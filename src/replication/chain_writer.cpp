@@ -4,6 +4,7 @@
 
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
+#include "common/fault_points.hpp"
 #include "common/logging.hpp"
 #include "export/export_pending.hpp"
 #include "export/snapshot_export.hpp"
@@ -36,7 +37,9 @@ void ChainWriter::Save() {
 
 void ChainWriter::CheckNotFenced() const {
 	if (state.fenced) {
-		FailFenced(target.database, target.branch, "a recovery sealed its WAL chain");
+		FailFenced(target.database, target.branch,
+		           "shipping stopped earlier: a recovery sealed its WAL chain, or its shipped history diverged from "
+		           "its WAL");
 	}
 }
 
@@ -56,11 +59,25 @@ bool ChainWriter::PutCreateOnly(const std::string &key, const std::string &blob,
 	put.condition = PutCondition::CreateOnly();
 	counters.requests++;
 	auto result = store.Put(put);
+	// Tests: the PUT landed but its answer was lost (a 5xx or a cut connection after the store applied it);
+	// `unconfirmed`: and the store stays unreachable for the GET that would tell.
+	bool unconfirmed = result.outcome.Ok() && InjectedFault("ship.epoch_put_unconfirmed");
+	if (unconfirmed || (result.outcome.Ok() && InjectedFault("ship.epoch_put_answer"))) {
+		result.outcome.status = ObjectStatus::TRANSIENT;
+		result.outcome.detail = "injected: the answer to a PUT that landed was lost";
+	}
 	if (result.outcome.Ok()) {
 		counters.bytes += blob.size();
 		return true;
 	}
 	if (result.outcome.status != ObjectStatus::PRECONDITION_FAILED && result.outcome.status != ObjectStatus::CONFLICT) {
+		// On doubt, read: the PUT may have landed (the answer was lost), and then the commit is shipped.
+		counters.requests++;
+		auto check = unconfirmed ? GetResult {result.outcome, {}, {}} : store.Get(key);
+		if (check.outcome.Ok() && check.data == blob) {
+			counters.bytes += blob.size();
+			return true;
+		}
 		FailRemote(result.outcome, store, "shipping the epoch " + key);
 	}
 	counters.requests++;
@@ -72,7 +89,7 @@ bool ChainWriter::PutCreateOnly(const std::string &key, const std::string &blob,
 	return there == blob; // identical: our own write, whose answer was lost
 }
 
-bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
+bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal, Epoch *ours) {
 	auto key = EpochKey(target.database, target.branch, state.chain, state.seq + 1);
 	std::string got;
 	if (PutCreateOnly(key, blob, got)) {
@@ -98,7 +115,11 @@ bool ChainWriter::PutNext(const std::string &blob, bool follow_own_seal) {
 		Save();
 		return false;
 	}
-	// An epoch this database wrote before a crash, which the metadata never recorded: step past it.
+	if (ours) {
+		TrimLanded(there, *ours, key);
+	}
+	// An epoch this database wrote before a crash, or whose answer was lost, which the metadata never recorded:
+	// step past it.
 	state.seq++;
 	state.link = EpochHash(got);
 	Save();
@@ -134,6 +155,29 @@ uint64_t ChainWriter::WriteFirstEpoch(uint64_t from, const Hash256 &base, Epoch 
 	         "Stop it (or recover the branch with differential_recover_branch()), then commit again.");
 }
 
+void ChainWriter::TrimLanded(const Epoch &there, Epoch &ours, const std::string &key) {
+	// Ours only if its WAL bytes are a prefix of what we ship now, from the same offset: an earlier attempt
+	// (its answer lost) with fewer commits. Otherwise the bytes there belong to a commit DuckDB rolled back
+	// here after its PUT failed (the PUT landed all the same): the local WAL no longer continues the shipped
+	// history, and shipping past it would write the same WAL offset twice.
+	bool prefix = there.wal_offset == ours.wal_offset && there.wal.size() <= ours.wal.size() &&
+	              ours.wal.compare(0, there.wal.size(), there.wal) == 0;
+	if (!prefix) {
+		state.fenced = true;
+		Save();
+		LogWarning("ship_diverged", target.database + "/" + target.branch + ": " + key);
+		Fail(ErrorKind::CONFLICT, "ship_diverged",
+		     "The epoch " + key + " in " + target.store->Describe() +
+		         " holds WAL bytes of a commit whose COMMIT failed here (its PUT landed but the answer was lost, "
+		         "and DuckDB rolled the commit back), so this database no longer continues its shipped history and "
+		         "stops shipping; this commit was not applied. The branch in S3 is intact and includes that commit: "
+		         "recover it with differential_recover_branch(), or keep this copy by attaching it with SHIP_WAL "
+		         "'off'.");
+	}
+	ours.wal.erase(0, there.wal.size());
+	ours.wal_offset += there.wal.size();
+}
+
 void ChainWriter::PutCommit(Epoch &epoch) {
 	CheckNotFenced();
 	LogTimer timer;
@@ -143,12 +187,19 @@ void ChainWriter::PutCommit(Epoch &epoch) {
 	epoch.writer = target.settings.writer;
 	std::string blob;
 	CrashPoint("ship.before_epoch_put");
-	do {
+	for (bool first = true;; first = false) {
+		if (!first && epoch.wal.empty() && epoch.chunks.empty()) {
+			Save();
+			return; // the epoch an earlier attempt landed carried all of it
+		}
 		epoch.chain = state.chain;
 		epoch.seq = state.seq + 1;
 		epoch.previous = state.link;
 		blob = EncodeEpoch(epoch);
-	} while (!PutNext(blob, false));
+		if (PutNext(blob, false, &epoch)) {
+			break;
+		}
+	}
 	CrashPoint("ship.after_epoch_put");
 	state.seq++;
 	state.link = EpochHash(blob);

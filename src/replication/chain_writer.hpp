@@ -26,6 +26,8 @@ struct ShipTarget {
 	std::string store_url;
 	std::shared_ptr<ObjectStore> store;
 	ShipSettings settings;
+	//! The failover lease's duration (SET differential_failover = 'lease'); 0: no lease.
+	int64_t lease_ms = 0;
 	//! Where the async thread's log events go (it outlives no instance: the catalog owns the shipper).
 	duckdb::DatabaseInstance *instance = nullptr;
 };
@@ -78,7 +80,11 @@ private:
 	//! PUT create-only at (chain, seq+1). On a refusal, reads what is there: returns false when it is our
 	//! own earlier commit epoch, or (`follow_own_seal`, a chain start) our own seal (state moved past it,
 	//! so the caller retries); throws head_conflict when it is another writer's.
-	bool PutNext(const std::string &blob, bool follow_own_seal);
+	//! `ours` (a commit epoch): when the key holds our earlier attempt, its WAL bytes are trimmed from `ours`.
+	bool PutNext(const std::string &blob, bool follow_own_seal, Epoch *ours = nullptr);
+	//! Our commit epoch found at `key`: trims its WAL bytes (a prefix of ours) from `ours`; ship_diverged when
+	//! they are not a prefix (they hold a commit DuckDB rolled back here).
+	void TrimLanded(const Epoch &there, Epoch &ours, const std::string &key);
 	//! PUT create-only at `key`; true when written (or our identical earlier write), else `there` holds
 	//! the object in the way.
 	bool PutCreateOnly(const std::string &key, const std::string &blob, std::string &there);

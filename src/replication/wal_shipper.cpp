@@ -18,6 +18,16 @@ namespace differential {
 
 WalShipper::WalShipper(ShipTarget target_p) : target(std::move(target_p)), writer(target) {
 	fenced = writer.State().fenced;
+	if (target.lease_ms > 0 && !fenced) {
+		LeaseRecord mine;
+		mine.database = target.database;
+		mine.branch = target.branch;
+		mine.holder = target.settings.writer;
+		mine.duration_ms = target.lease_ms;
+		mine.ship_wal = target.settings.mode;
+		mine.ship_interval = target.settings.interval_s;
+		lease = std::make_shared<LeaseKeeper>(std::make_shared<Lease>(target.store, mine, true), target.instance);
+	}
 	if (target.settings.mode == "async") {
 		thread = std::thread([this]() { Run(); });
 	}
@@ -53,6 +63,11 @@ WalShipper::Status WalShipper::Describe() {
 	status.state = writer.State();
 	status.state.fenced = status.state.fenced || fenced;
 	status.counters = writer.counters;
+	if (auto keeper = CurrentLease()) {
+		status.lease = keeper->Describe();
+	} else if (target.lease_ms > 0) {
+		status.lease = "given up (fenced)";
+	}
 	return status;
 }
 
@@ -161,7 +176,31 @@ void WalShipper::Ship(std::deque<Capture> &items) {
 	}
 }
 
+std::shared_ptr<LeaseKeeper> WalShipper::CurrentLease() {
+	std::lock_guard<std::mutex> guard(lease_lock);
+	return lease;
+}
+
+void WalShipper::DropLease() {
+	std::shared_ptr<LeaseKeeper> dropped;
+	{
+		std::lock_guard<std::mutex> guard(lease_lock);
+		dropped = std::move(lease);
+	}
+	// Destroyed here, outside the lock: it joins the keeper's thread (a renewal in flight finishes first).
+}
+
+void WalShipper::CheckLease() {
+	auto lease = CurrentLease();
+	if (lease && lease->Lost()) {
+		FailFenced(target.database, target.branch,
+		           "a standby took over its failover lease (" + lease->Describe() +
+		               ") and recovers the branch; its recovery seal fences this leader");
+	}
+}
+
 void WalShipper::OnWalSync(VersionedFile &wal, VersionedFile &main) {
+	CheckLease();
 	if (target.settings.mode != "sync") {
 		if (fenced) {
 			FailFenced(target.database, target.branch, "a recovery sealed its WAL chain");
@@ -181,8 +220,15 @@ void WalShipper::OnWalSync(VersionedFile &wal, VersionedFile &main) {
 	}
 	try {
 		Ship(items);
-	} catch (...) {
+	} catch (DifferentialError &) {
+		if (writer.State().fenced) {
+			DropLease();
+		}
 		// DuckDB reverts the commit whose FileSync failed: capture it again from where this one started.
+		std::lock_guard<std::mutex> guard(capture_lock);
+		cursor = saved;
+		throw;
+	} catch (...) {
 		std::lock_guard<std::mutex> guard(capture_lock);
 		cursor = saved;
 		throw;
@@ -211,8 +257,12 @@ void WalShipper::Run() {
 			std::lock_guard<std::mutex> ship(ship_lock);
 			Ship(items);
 		} catch (DifferentialError &error) {
-			if (error.code == "head_conflict") {
+			if (error.code == "head_conflict" || error.code == "ship_diverged") {
 				fenced = true;
+			}
+			std::lock_guard<std::mutex> ship(ship_lock);
+			if (writer.State().fenced) {
+				DropLease();
 			}
 			LogWarning("ship_failed", std::string(error.what()) + " (the commits stay local; retried next interval)");
 		} catch (std::exception &error) {

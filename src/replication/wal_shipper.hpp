@@ -4,6 +4,7 @@
 #pragma once
 
 #include "replication/chain_writer.hpp"
+#include "replication/lease.hpp"
 #include "storage/versioned_file.hpp"
 
 #include <atomic>
@@ -35,6 +36,7 @@ public:
 		ShipState state;
 		ShipCounters counters;
 		uint64_t pending = 0;
+		std::string lease = "off";
 	};
 	Status Describe();
 
@@ -64,6 +66,12 @@ private:
 	ChainBase PublishedBase(VersionedFile &main);
 	void Ship(std::deque<Capture> &items);
 	void Run();
+	//! head_conflict once a standby took the lease over: it is recovering the branch, and its seal fences us.
+	void CheckLease();
+	std::shared_ptr<LeaseKeeper> CurrentLease();
+	//! A fenced writer gives the lease up (stops renewing): it can never ship again, and a lease it kept
+	//! renewing would keep every standby from taking over.
+	void DropLease();
 
 	ShipTarget target;
 	std::mutex ship_lock; //! one shipment at a time (held across requests)
@@ -75,6 +83,8 @@ private:
 	bool stopping = false;
 	std::atomic<bool> fenced {false};
 	std::thread thread;
+	std::mutex lease_lock; //! guards the pointer only
+	std::shared_ptr<LeaseKeeper> lease;
 };
 
 //! Makes `shipper` receive the WAL syncs of the branch file owner `owner_key` (FileAddress::OwnerKey())

@@ -68,4 +68,4 @@ def test_schema_2_repository_with_merge_requests_migrates(repository):
     assert con.execute("SELECT branch_name, snapshot_id FROM differential_merge_branch('shop', 'main', 'side', "
                        "'copy_second', request_id => 'second')").fetchone() == ("copy_second", 5)
     db = sqlite3.connect(repository / "metadata.sqlite")
-    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("6",)
+    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("7",)

@@ -198,8 +198,8 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 	if (record.state != RequestState::ABORTED) {
 		ReleasePreparedResult(txn, database_id, database, record.request_id);
 		txn.db
-		    .Prepare("UPDATE merge_requests SET state = ?, aborted_by = ?, completed_at_us = ? WHERE database_id = ? "
-		             "AND operation_id = ?")
+		    .Prepare("UPDATE merge_requests SET state = ?, aborted_by = ?, completed_at_us = ?, snapshot_id = NULL "
+		             "WHERE database_id = ? AND operation_id = ?")
 		    .Bind(1, std::string(ToString(RequestState::ABORTED)))
 		    .Bind(2, abort_request_id)
 		    .Bind(3, NowMicros())
@@ -208,6 +208,7 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 		    .Run();
 		record.state = RequestState::ABORTED;
 		record.aborted_by = abort_request_id;
+		record.snapshot_id = -1; // a reserved number is no result
 	}
 	txn.Commit();
 	return record;

@@ -59,7 +59,7 @@ def remote_rows(tmp_path, s3, name="host2"):
 
 
 def request_state(con):
-    return con.execute("SELECT state, snapshot_id, last_error_code FROM differential_merge_requests('sales') "
+    return con.execute("SELECT state, result_snapshot_id, last_error_code FROM differential_merge_requests('sales') "
                        "WHERE request_id = 'merge-feature'").fetchone()
 
 

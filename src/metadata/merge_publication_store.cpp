@@ -106,6 +106,7 @@ MergePublication MergeRequestStore::PrepareMergePublication(const std::string &d
 	}
 	// Checked now, published later: the destination must still be where the merge started (or free).
 	if (publication.create_destination) {
+		RequireNameNotReserved(txn, database_id, database, destination);
 		if (FindBranchId(txn, database, destination)) {
 			Fail(ErrorKind::CONFLICT, "branch_exists",
 			     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
@@ -212,6 +213,21 @@ int64_t MergeRequestStore::CompleteMergePublication(const std::string &database,
 	CrashPoint("merge.s3.before_complete_commit");
 	txn.Commit();
 	return publication.snapshot_id;
+}
+
+void RequireNameNotReserved(MetadataSession &session, int64_t database_id, const std::string &database,
+                            const std::string &branch) {
+	auto stmt = session.db.Prepare(
+	    "SELECT p.request_id FROM merge_publications p JOIN merge_requests r ON r.database_id = p.database_id AND "
+	    "r.request_id = p.request_id WHERE p.database_id = ? AND p.create_destination = 1 AND r.branch_name = ?");
+	stmt.Bind(1, database_id).Bind(2, branch);
+	if (stmt.Step()) {
+		Fail(ErrorKind::CONFLICT, "branch_exists",
+		     "Branch name " + QuoteName(branch) + " of database " + QuoteName(database) +
+		         " is reserved by the prepared S3 merge request " + QuoteName(stmt.Text(0)) +
+		         "; nothing was created. Retry that merge call to publish it, abort the request, or choose another "
+		         "name.");
+	}
 }
 
 void ReleasePreparedResult(MetadataSession &session, int64_t database_id, const std::string &database,

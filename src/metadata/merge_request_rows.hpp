@@ -17,6 +17,9 @@ void RecordCompletedRequest(MetadataSession &session, int64_t database_id, const
 //! The destination's id; an existing one must still have `expected_head`, a new one is created.
 int64_t DestinationBranch(MetadataSession &session, int64_t database_id, const std::string &database,
                           const std::string &destination, bool create, int64_t base_snapshot, int64_t expected_head);
+//! Refuses (branch_exists) a new branch name that a prepared S3 merge request reserved for its result.
+void RequireNameNotReserved(MetadataSession &session, int64_t database_id, const std::string &database,
+                            const std::string &branch);
 //! Drops a prepared S3 result of the request, if it has one (its branch and its publication row): an
 //! abort ends it. Its reserved snapshot number stays used.
 void ReleasePreparedResult(MetadataSession &session, int64_t database_id, const std::string &database,

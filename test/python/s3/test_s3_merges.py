@@ -204,17 +204,24 @@ MOVE_HEAD = """
 from differential_testing import connect
 con = connect({repository!r})
 con.execute({secret!r})
-con.execute("CALL differential_restore('sales', 1)")
-print("moved")
+print(con.execute("SELECT merge_action FROM differential_merge_branch('sales', 'main', 'hotfix', 'main', "
+                  "request_id => 'fast-forward')").fetchone()[0])
 """
 
 
 def test_head_conflict_when_another_copy_moves_the_head(tmp_path, s3):
     repository = tmp_path / "repo"
-    build_sales(repository, s3).close()
+    con = build_sales(repository, s3)
+    # A branch main can be fast-forwarded to: moving a head without writing a commit record of its own.
+    con.execute("CALL differential_create_branch('sales', 'hotfix')")
+    con.execute("ATTACH 'differential:sales' AS hotfix (BRANCH 'hotfix')")
+    con.execute("INSERT INTO hotfix.orders VALUES (10, 'Zoe', 1.00, 'paid')")
+    assert scalar(con, "CALL differential_create_snapshot('hotfix')") == 4
+    con.execute("DETACH hotfix")
+    con.close()
     # Another copy of the repository, used by another process, publishes the same database.
     shutil.copytree(repository, tmp_path / "copy")
-    merging = merge_process(repository, s3, {"DIFFERENTIAL_PAUSE_POINT": "merge.s3.before_head_put:6000"})
+    merging = merge_process(repository, s3, {"DIFFERENTIAL_PAUSE_POINT": "merge.s3.before_head_put:8000"})
     deadline = time.time() + 120
     con = connect(repository)
     while time.time() < deadline and (request_state(con) or ("",))[0] != "publication_uncertain":
@@ -223,20 +230,22 @@ def test_head_conflict_when_another_copy_moves_the_head(tmp_path, s3):
                                                                    secret=s3.secret_sql)],
                            capture_output=True, text=True, timeout=120,
                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT / "test" / "python")))
-    assert mover.returncode == 0 and "moved" in mover.stdout, mover.stderr
+    assert mover.returncode == 0 and "fast_forward" in mover.stdout, mover.stderr
     moved_head = head_path(s3).read_text()
+    assert "snapshot 4" in moved_head
     out, err = merging.communicate(timeout=300)
     assert "[differential:head_conflict]" in out, out + err
     # The other version stays; the merge adopted nothing and exposed nothing.
-    assert head_path(s3).read_text() == moved_head and "snapshot 1" in moved_head
-    assert remote_rows(tmp_path, s3) == [(1, "40.00"), (2, "60.00"), (5, "15.00")]
+    assert head_path(s3).read_text() == moved_head
+    assert remote_rows(tmp_path, s3) == [(1, "40.00"), (2, "60.00"), (5, "15.00"), (9, "9.00"), (10, "1.00")]
     assert con.execute("SELECT head_snapshot_id FROM differential_branches('sales') WHERE branch_name = 'main'"
                        ).fetchone() == (3,)
-    assert request_state(con) == ("uploaded", 4, "head_conflict")
+    assert request_state(con) == ("uploaded", 5, "head_conflict")
     # Known not published: the request can be aborted, which drops its prepared result.
-    operation = scalar(con, "SELECT operation_id FROM differential_merge_requests('sales')")
+    operation = scalar(con, "SELECT operation_id FROM differential_merge_requests('sales') "
+                            "WHERE request_id = 'merge-feature'")
     con.execute(f"SELECT * FROM differential_abort_merge('sales', '{operation}')").fetchall()
-    assert request_state(con)[0] == "aborted"
+    assert request_state(con) == ("aborted", None, "head_conflict")
     assert con.execute("SELECT count(*) FROM differential_branches('sales') WHERE branch_name LIKE '\\_\\_%' "
                        "ESCAPE '\\'").fetchone() == (0,)
     assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
@@ -248,7 +257,7 @@ def test_merge_into_a_new_branch_publishes_only_its_head(tmp_path, s3):
     feature_head = head_path(s3, "feature").read_text()
     row = con.execute("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch('sales', 'main', "
                       "'feature', 'combined', request_id => 'to-combined')").fetchone()
-    assert row == ("combined", 4, "merged")
+    assert row == ("combined", 4, "created_branch")
     assert "snapshot 4" in head_path(s3, "combined").read_text()
     # Neither the target's nor the source's head was republished.
     assert head_path(s3).read_text() == main_head
@@ -283,3 +292,30 @@ def test_evicted_inputs_are_read_back_without_changing_eviction(tmp_path, s3):
     con = connect(repository)
     con.execute(s3.secret_sql)
     assert_merged(con, tmp_path, s3)
+
+
+NEW_BRANCH_MERGE = ("SELECT branch_name, snapshot_id, merge_action FROM differential_merge_branch('sales', 'main', "
+                    "'feature', 'combined', request_id => 'to-combined')")
+
+
+def test_a_prepared_new_branch_keeps_its_name_reserved(tmp_path, s3):
+    repository = tmp_path / "repo"
+    build_sales(repository, s3).close()
+    code = f"""
+from differential_testing import connect
+con = connect({str(repository)!r})
+con.execute({s3.secret_sql!r})
+con.execute({NEW_BRANCH_MERGE!r}).fetchall()
+"""
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT / "test" / "python"),
+                                     DIFFERENTIAL_CRASH_POINT="merge.s3.after_prepare:1"))
+    assert killed.returncode == -9, killed.stderr
+    con = connect(repository)
+    con.execute(s3.secret_sql)
+    message = refused(con, "CALL differential_create_branch('sales', 'combined')", "branch_exists")
+    assert "to-combined" in message
+    assert not head_path(s3, "combined").exists()
+    assert con.execute(NEW_BRANCH_MERGE).fetchone() == ("combined", 4, "created_branch")
+    assert "snapshot 4" in head_path(s3, "combined").read_text()
+    assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0

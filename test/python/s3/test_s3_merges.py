@@ -80,6 +80,19 @@ except Exception as e:
                             text=True, env=full_env)
 
 
+def interrupted_merge(tmp_path, s3, env):
+    """Builds the spec's history, runs its merge in another process with `env` (a crash or fault point) and returns
+    the repository, the head before the merge, the process's (returncode, stdout, stderr) and a new connection."""
+    repository = tmp_path / "repo"
+    build_sales(repository, s3).close()
+    start_head = head_path(s3).read_text()
+    process = merge_process(repository, s3, env)
+    out, err = process.communicate(timeout=300)
+    con = connect(repository)
+    con.execute(s3.secret_sql)
+    return start_head, (process.returncode, out, err), con
+
+
 def assert_merged(con, tmp_path, s3):
     """What an uninterrupted merge leaves: main at snapshot 4 with both parents, its export recorded, the request
     complete, the head naming snapshot 4 with the merged rows, and a repository that verifies clean."""
@@ -138,14 +151,8 @@ CRASHES = [
 
 @pytest.mark.parametrize("point,state", CRASHES)
 def test_sigkill_at_each_step_then_retry(tmp_path, s3, point, state):
-    repository = tmp_path / "repo"
-    build_sales(repository, s3).close()
-    start_head = head_path(s3).read_text()
-    process = merge_process(repository, s3, {"DIFFERENTIAL_CRASH_POINT": f"{point}:1"})
-    out, err = process.communicate(timeout=300)
-    assert process.returncode == -9, f"{point} was not reached: {out}\n{err}"
-    con = connect(repository)
-    con.execute(s3.secret_sql)
+    start_head, (returncode, out, err), con = interrupted_merge(tmp_path, s3, {"DIFFERENTIAL_CRASH_POINT": f"{point}:1"})
+    assert returncode == -9, f"{point} was not reached: {out}\n{err}"
     assert request_state(con)[0] == state
     landed = point in ("merge.s3.after_head_put", "merge.s3.before_complete_commit")
     # The head moved exactly when the crash came after the head write, and never to anything but ours.
@@ -164,16 +171,10 @@ def test_sigkill_at_each_step_then_retry(tmp_path, s3, point, state):
 
 @pytest.mark.parametrize("fault,landed", [("merge.head_put_unanswered", True), ("merge.head_put_lost", False)])
 def test_publication_uncertain_resolves_on_retry(tmp_path, s3, fault, landed):
-    repository = tmp_path / "repo"
-    build_sales(repository, s3).close()
-    start_head = head_path(s3).read_text()
-    process = merge_process(repository, s3, {"DIFFERENTIAL_FAULT_POINT": f"{fault}:1"})
-    out, err = process.communicate(timeout=300)
-    assert process.returncode == 0, err
+    start_head, (returncode, out, err), con = interrupted_merge(tmp_path, s3, {"DIFFERENTIAL_FAULT_POINT": f"{fault}:1"})
+    assert returncode == 0, err
     assert out.startswith("error") and "[differential:publication_uncertain]" in out, out
     assert (head_path(s3).read_text() != start_head) == landed
-    con = connect(repository)
-    con.execute(s3.secret_sql)
     assert request_state(con) == ("publication_uncertain", 4, "publication_uncertain")
     operation = scalar(con, "SELECT operation_id FROM differential_merge_requests('sales')")
     refused(con, f"SELECT * FROM differential_abort_merge('sales', '{operation}')", "merge_publication_uncertain")
@@ -186,13 +187,8 @@ def test_publication_uncertain_resolves_on_retry(tmp_path, s3, fault, landed):
 
 
 def test_conflicting_arguments_on_retry(tmp_path, s3):
-    repository = tmp_path / "repo"
-    build_sales(repository, s3).close()
-    process = merge_process(repository, s3, {"DIFFERENTIAL_CRASH_POINT": "merge.s3.after_upload:1"})
-    process.communicate(timeout=300)
-    assert process.returncode == -9
-    con = connect(repository)
-    con.execute(s3.secret_sql)
+    _, (returncode, _, err), con = interrupted_merge(tmp_path, s3, {"DIFFERENTIAL_CRASH_POINT": "merge.s3.after_upload:1"})
+    assert returncode == -9, err
     before = repository_state(con)
     refused(con, "SELECT * FROM differential_merge_branch('sales', 'main', 'feature', 'main', "
                  "request_id => 'merge-feature')", "merge_request_mismatch")

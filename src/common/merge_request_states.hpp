@@ -8,11 +8,22 @@
 
 namespace differential {
 
-//! A request is pending from its first attempt until it completes or is aborted; both are final.
-enum class RequestState { PENDING, COMPLETE, ABORTED };
+//! A request is pending from its first attempt until it completes or is aborted; both are final. A
+//! merge into an S3 database passes through the durable publication steps (docs/DURABILITY.md §13.8):
+//! prepared (result checkpointed, name and snapshot number reserved), uploaded (exported), and
+//! publication_uncertain (a head write was sent and its outcome is not known).
+enum class RequestState { PENDING, PREPARED, UPLOADED, PUBLICATION_UNCERTAIN, COMPLETE, ABORTED };
 
 inline constexpr EnumText<RequestState> REQUEST_STATES[] = {
-    {RequestState::PENDING, "pending"}, {RequestState::COMPLETE, "complete"}, {RequestState::ABORTED, "aborted"}};
+    {RequestState::PENDING, "pending"},   {RequestState::PREPARED, "prepared"},
+    {RequestState::UPLOADED, "uploaded"}, {RequestState::PUBLICATION_UNCERTAIN, "publication_uncertain"},
+    {RequestState::COMPLETE, "complete"}, {RequestState::ABORTED, "aborted"}};
+
+//! Whether a request holds a prepared S3 result (a retry resumes it instead of recomputing).
+inline bool IsPrepared(RequestState state) {
+	return state == RequestState::PREPARED || state == RequestState::UPLOADED ||
+	       state == RequestState::PUBLICATION_UNCERTAIN;
+}
 
 inline const char *ToString(RequestState state) {
 	return TextOf(REQUEST_STATES, state);

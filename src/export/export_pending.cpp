@@ -17,31 +17,23 @@
 
 namespace differential {
 
-//! The processes of one repository export one at a time (an flock on <root>/export.lock), so they
-//! never race each other for a commit record or head; only other repositories can.
-class ExportLock {
-public:
-	explicit ExportLock(const std::string &root) {
-		auto path = root + "/export.lock";
-		fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-			auto error = std::string(std::strerror(errno));
-			if (fd >= 0) {
-				close(fd);
-			}
-			Fail(ErrorKind::IO, "export_failed",
-			     "Cannot take the export lock " + path + ": " + error +
-			         ". Check the repository directory's permissions.");
+ExportLock::ExportLock(const std::string &root) {
+	auto path = root + "/export.lock";
+	fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+		auto error = std::string(std::strerror(errno));
+		if (fd >= 0) {
+			close(fd);
 		}
+		Fail(ErrorKind::IO, "export_failed",
+		     "Cannot take the export lock " + path + ": " + error + ". Check the repository directory's permissions.");
 	}
-	~ExportLock() {
-		flock(fd, LOCK_UN);
-		close(fd);
-	}
+}
 
-private:
-	int fd = -1;
-};
+ExportLock::~ExportLock() {
+	flock(fd, LOCK_UN);
+	close(fd);
+}
 
 static std::string RetryHint(const std::string &database) {
 	return "The snapshot stays local; the next snapshot of " + database +

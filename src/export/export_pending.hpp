@@ -14,6 +14,19 @@
 
 namespace differential {
 
+//! The processes of one repository export one at a time (an flock on <root>/export.lock), so they
+//! never race each other for a commit record or head; only other repositories can.
+class ExportLock {
+public:
+	explicit ExportLock(const std::string &root);
+	~ExportLock();
+	ExportLock(const ExportLock &) = delete;
+	ExportLock &operator=(const ExportLock &) = delete;
+
+private:
+	int fd = -1;
+};
+
 //! One snapshot an export run exported.
 struct ExportedSnapshot {
 	int64_t snapshot_id = 0;

@@ -14,7 +14,7 @@ namespace differential {
 
 //! The probe's verdict per store URL, for the life of the process. Only verdicts are kept: a probe
 //! that could not finish (denied, unreachable) runs again next time.
-static void RequireConditionalWrites(ExportContext &context) {
+void RequireConditionalWrites(ExportContext &context) {
 	static std::mutex lock;
 	static auto *verdicts = new std::map<std::string, ProbeResult>();
 	std::lock_guard<std::mutex> guard(lock);

@@ -240,22 +240,31 @@ Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, Expor
 	descriptor.snapshot_name = snapshot->name;
 	descriptor.created_unix_ms = snapshot->created_at_us / 1000;
 	descriptor.length = root.file.length;
+	std::optional<int64_t> parent;
+	if (metadata.shared.Settings(context.database).shared && !snapshot->parents.empty()) {
+		parent = metadata.shared.StoreSnapshotId(context.database, snapshot->parents.front());
+	}
+	auto descriptor_hash = ExportAsSnapshot(context, chunks, descriptor, parent, stats);
+	metadata.remote.RecordExport(context.database, snapshot_id, context.store_url, descriptor_hash);
+	return descriptor_hash;
+}
+
+Hash256 ExportAsSnapshot(ExportContext &context, const std::vector<Hash256> &chunks, ExportDescriptor &descriptor,
+                         const std::optional<int64_t> &parent, ExportStats &stats) {
 	auto descriptor_hash = ExportImage(context, chunks, descriptor, stats);
 	ExportUploader uploader(context.store, stats);
-
 	RemoteSnapshotRecord record;
 	record.database = context.database;
-	record.snapshot_id = snapshot_id;
+	record.snapshot_id = descriptor.snapshot_id;
 	record.descriptor = descriptor_hash;
-	if (metadata.shared.Settings(context.database).shared && !snapshot->parents.empty()) {
-		record.parent = metadata.shared.StoreSnapshotId(context.database, snapshot->parents.front());
+	if (parent) {
+		record.parent = *parent;
 	}
-	auto key = CommitRecordKey(context.database, snapshot_id);
+	auto key = CommitRecordKey(context.database, descriptor.snapshot_id);
 	if (!uploader.PutRecord(key, EncodeSnapshotRecord(record, false))) {
 		throw RemoteConflict("the commit record " + key + " of another writer holds snapshot " +
-		                     std::to_string(snapshot_id));
+		                     std::to_string(descriptor.snapshot_id));
 	}
-	metadata.remote.RecordExport(context.database, snapshot_id, context.store_url, descriptor_hash);
 	return descriptor_hash;
 }
 

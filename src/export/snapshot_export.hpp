@@ -6,6 +6,7 @@
 #include "repository/repository.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace differential {
@@ -32,6 +33,11 @@ Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, Expor
 //! index pages are filled in). Returns the descriptor's hash. WAL shipping exports chain bases with it.
 Hash256 ExportImage(ExportContext &context, const std::vector<Hash256> &chunks, ExportDescriptor &descriptor,
                     ExportStats &stats);
+//! ExportImage, then the create-only commit record naming the descriptor as snapshot
+//! `descriptor.snapshot_id` (with `parent`, the shared writers' store id of its parent). Records nothing
+//! locally. Throws RemoteConflict when another writer's record holds the number.
+Hash256 ExportAsSnapshot(ExportContext &context, const std::vector<Hash256> &chunks, ExportDescriptor &descriptor,
+                         const std::optional<int64_t> &parent, ExportStats &stats);
 //! The chunk hashes of a published file version, in chunk order (zero for holes).
 std::vector<Hash256> PublishedChunkHashes(FileCatalog &catalog, const StoredFile &file);
 
@@ -48,6 +54,10 @@ public:
 	explicit ProbeRefusal(const std::string &what) : std::runtime_error(what) {
 	}
 };
+
+//! Runs the conditional-write probe of the context's store once per process; throws ProbeRefusal when
+//! the store failed it, ExportFailure when it could not finish.
+void RequireConditionalWrites(ExportContext &context);
 
 //! Moves the head of `branch` to the snapshot (If-None-Match: * for a new head, If-Match on the etag
 //! this repository last published otherwise); a head that already holds exactly this is adopted.

@@ -9,6 +9,7 @@
 #include "functions/attached_catalog.hpp"
 #include "functions/merge_options.hpp"
 #include "functions/rows_function.hpp"
+#include "functions/s3_merge_publisher.hpp"
 #include "functions/sql_functions.hpp"
 
 namespace differential {
@@ -16,13 +17,14 @@ namespace differential {
 using namespace duckdb;
 
 static const std::vector<ResultColumn> RESULT_COLUMNS = {
-    {"branch_name", LogicalType::VARCHAR},     {"snapshot_id", LogicalType::BIGINT},
-    {"merge_action", LogicalType::VARCHAR},    {"base_snapshot_id", LogicalType::BIGINT},
-    {"ours_snapshot_id", LogicalType::BIGINT}, {"theirs_snapshot_id", LogicalType::BIGINT},
-    {"request_id", LogicalType::VARCHAR},      {"operation_id", LogicalType::VARCHAR},
-    {"selection_ms", LogicalType::BIGINT},     {"planning_ms", LogicalType::BIGINT},
-    {"comparison_ms", LogicalType::BIGINT},    {"application_ms", LogicalType::BIGINT},
-    {"publication_ms", LogicalType::BIGINT},   {"target_check_ms", LogicalType::BIGINT}};
+    {"branch_name", LogicalType::VARCHAR},      {"snapshot_id", LogicalType::BIGINT},
+    {"merge_action", LogicalType::VARCHAR},     {"base_snapshot_id", LogicalType::BIGINT},
+    {"ours_snapshot_id", LogicalType::BIGINT},  {"theirs_snapshot_id", LogicalType::BIGINT},
+    {"request_id", LogicalType::VARCHAR},       {"operation_id", LogicalType::VARCHAR},
+    {"selection_ms", LogicalType::BIGINT},      {"planning_ms", LogicalType::BIGINT},
+    {"comparison_ms", LogicalType::BIGINT},     {"application_ms", LogicalType::BIGINT},
+    {"publication_ms", LogicalType::BIGINT},    {"target_check_ms", LogicalType::BIGINT},
+    {"materialization_ms", LogicalType::BIGINT}};
 
 //! A merge publishes in the repository's own transaction, which a ROLLBACK of the caller's could not
 //! undo: it runs only in autocommit mode.
@@ -41,7 +43,8 @@ static Rows ResultRow(const MergeBranchResult &r, const std::optional<std::strin
 	              r.operation_id.empty() ? Value(LogicalType::VARCHAR) : Value(r.operation_id),
 	              Value::BIGINT(r.timings.selection_ms), Value::BIGINT(r.timings.planning_ms),
 	              Value::BIGINT(r.timings.comparison_ms), Value::BIGINT(r.timings.application_ms),
-	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms)}};
+	              Value::BIGINT(r.timings.publication_ms), Value::BIGINT(r.timings.target_check_ms),
+	              Value::BIGINT(r.timings.materialization_ms)}};
 }
 
 using MergeRunner =
@@ -60,6 +63,8 @@ static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionB
 		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
+		    // A single-writer S3 database publishes its merges in durable steps (docs/DURABILITY.md §13.8).
+		    options.publisher = S3MergePublisher(context, repository, database);
 		    auto rows = ResultRow(run(context, *repository, options), request_id);
 		    // The merge's snapshot is published; an S3 database exports it now.
 		    ExportDatabase(context, *repository, database);

@@ -89,11 +89,16 @@ static void CompareAndStage(MergeSession &session, MetadataStore &metadata, cons
 	session.FinishStaging();
 }
 
-//! Compares, stages and publishes a merge whose both sides changed since the base.
+//! Compares, stages and publishes a merge whose both sides changed since the base (on S3, in the
+//! durable steps, from the destination's head as it was before anything was compared).
 static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &metadata, const std::string &repository,
                             const std::string &database, const std::string &destination, bool create_destination,
                             const char *operation_name, const MergeOptions &options, MergeRecord record,
                             MergeBranchResult &result, MergeOperation &operation) {
+	std::optional<PublishedHead> start;
+	if (options.publisher && !create_destination) {
+		start = options.publisher->StartHead(destination);
+	}
 	auto planning_start = Clock::now();
 	MergeSession session(instance, metadata, repository, database, Inputs(result),
 	                     Settings(options, record.time_zone, record.calendar), operation);
@@ -105,9 +110,14 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase(MergePhase::PUBLICATION);
 	auto publication_start = Clock::now();
-	result.snapshot_id =
-	    metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
-	session.published = true;
+	if (options.publisher) {
+		result.snapshot_id =
+		    PublishStagedOnS3(metadata, *options.publisher, database, session, create_destination, record, start);
+	} else {
+		result.snapshot_id =
+		    metadata.merges.PublishMerge(database, session.staging, destination, create_destination, record);
+		session.published = true;
+	}
 	result.branch_name = destination;
 	result.merge_action = ParseMergeAction(record.merge_action);
 	result.timings.publication_ms = MillisSince(publication_start);
@@ -167,6 +177,42 @@ static std::unique_ptr<BranchLock> LockCleanTarget(MetadataStore &metadata, cons
 	return lock;
 }
 
+//! A request an earlier attempt prepared on S3: its result is kept, so nothing is recomputed (its
+//! inputs may even have expired since); the publication continues from the recorded step.
+static MergeBranchResult ResumePrepared(MetadataStore &metadata, const std::string &repository,
+                                        const std::string &database, MergeRecord record, bool create_destination,
+                                        const MergeOptions &options, MergeOperation &operation) {
+	if (!options.publisher) {
+		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
+		     "Merge request " + QuoteName(record.request_id) + " was prepared for S3, but database " +
+		         QuoteName(database) + " has no DATA_PATH now; nothing was published. Abort the request.");
+	}
+	MergeBranchResult result;
+	result.branch_name = record.branch_name;
+	result.merge_action = ParseMergeAction(record.merge_action);
+	result.base = record.base_snapshot_id;
+	result.ours = record.ours_snapshot_id;
+	result.theirs = record.theirs_snapshot_id;
+	Attempt(metadata, database, record, result, operation, [&]() {
+		std::unique_ptr<BranchLock> target_lock;
+		if (!create_destination) {
+			target_lock = LockCleanTarget(metadata, repository, database, record.branch_name, result.ours);
+		}
+		operation.Phase(MergePhase::PUBLICATION);
+		auto publication_start = Clock::now();
+		result.snapshot_id = ResumePublication(metadata, *options.publisher, database, record);
+		result.timings.publication_ms = MillisSince(publication_start);
+	});
+	return result;
+}
+
+//! The time this merge spent reading evicted inputs back from S3.
+static void Materialization(const MergeOptions &options, int64_t before, MergeBranchResult &result) {
+	if (options.publisher) {
+		result.timings.materialization_ms = options.publisher->MaterializationMs() - before;
+	}
+}
+
 //! A merge call's start: the operation that counts against the concurrency limit (a replay, which
 //! returns before, needs none).
 static MergeOperation StartOperation(const std::string &database, const std::optional<std::string> &request_id,
@@ -179,12 +225,18 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
                               const MergeOptions &options) {
 	auto selection_start = Clock::now();
 	auto arguments = request.Canonical() + options.Canonical();
+	RequireRequestForS3(options, request.request_id, request.database);
 	auto prior = LookupRequest(metadata, request.database, request.request_id, arguments);
 	if (prior.completed) {
 		return *prior.completed;
 	}
 	auto operation = StartOperation(request.database, request.request_id, options);
 	bool create_destination = request.destination != request.target;
+	if (prior.pending && IsPrepared(prior.pending->state)) {
+		return ResumePrepared(metadata, repository, request.database, *prior.pending, create_destination, options,
+		                      operation);
+	}
+	auto evicted_before = options.publisher ? options.publisher->MaterializationMs() : 0;
 	if (create_destination && metadata.history.FindBranch(request.database, request.destination)) {
 		Fail(ErrorKind::CONFLICT, "branch_exists",
 		     "The destination " + QuoteName(request.destination) +
@@ -220,6 +272,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 			                MERGE_BRANCH_OPERATION, options, record, result, operation);
 		}
 	});
+	Materialization(options, evicted_before, result);
 	return result;
 }
 
@@ -228,12 +281,17 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
                                  const MergeOptions &options) {
 	auto selection_start = Clock::now();
 	RequireDatabase(metadata, request.database);
+	RequireRequestForS3(options, request.request_id, request.database);
 	auto arguments = request.Canonical() + options.Canonical();
 	auto prior = LookupRequest(metadata, request.database, request.request_id, arguments);
 	if (prior.completed) {
 		return *prior.completed;
 	}
 	auto operation = StartOperation(request.database, request.request_id, options);
+	if (prior.pending && IsPrepared(prior.pending->state)) {
+		return ResumePrepared(metadata, repository, request.database, *prior.pending, true, options, operation);
+	}
+	auto evicted_before = options.publisher ? options.publisher->MaterializationMs() : 0;
 	RequireKeptInputs(metadata, request.database, {request.base, request.ours, request.theirs});
 	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
@@ -253,6 +311,7 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 		StageAndPublish(instance, metadata, repository, request.database, request.destination, true,
 		                MERGE_SNAPSHOTS_OPERATION, options, record, result, operation);
 	});
+	Materialization(options, evicted_before, result);
 	return result;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "merge/merge_progress.hpp"
+#include "merge/merge_publisher.hpp"
 #include "merge/merge_session.hpp"
 #include "metadata/metadata_store.hpp"
 
@@ -33,6 +34,9 @@ struct MergeOptions {
 	int64_t conflict_offset = 0;
 	//! SET differential_merge_skip_unchanged: use the storage shortcut (false: always read all three sides).
 	bool skip_unchanged = true;
+	//! Set for a single-writer S3 database: the merge then requires a request_id and publishes in the
+	//! durable steps of docs/DURABILITY.md §13.8.
+	std::shared_ptr<MergePublisher> publisher;
 	//! The identity-bearing options as text (empty for the defaults, so older requests still match).
 	std::string Canonical() const;
 };
@@ -68,6 +72,8 @@ struct MergeTimings {
 	int64_t application_ms = 0;
 	int64_t publication_ms = 0;
 	int64_t target_check_ms = 0;
+	//! Reading inputs' evicted chunks back from their S3 exports (0 when none was evicted).
+	int64_t materialization_ms = 0;
 };
 
 struct MergeBranchResult {

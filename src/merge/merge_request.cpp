@@ -72,6 +72,9 @@ PriorRequest LookupRequest(MetadataStore &metadata, const std::string &database,
 		prior.completed = FromRecord(*done);
 		break;
 	case RequestState::PENDING:
+	case RequestState::PREPARED:
+	case RequestState::UPLOADED:
+	case RequestState::PUBLICATION_UNCERTAIN:
 		prior.pending = *done;
 		break;
 	}

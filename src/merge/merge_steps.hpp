@@ -38,6 +38,20 @@ std::vector<FrozenResolution> Resolutions(MetadataStore &metadata, MergeSession 
 void Freeze(MetadataStore &metadata, const std::string &database, const std::string &request_id,
             const std::vector<FrozenResolution> &resolutions);
 
+// The S3 publication (merge_publication.cpp, docs/DURABILITY.md §13.8)
+
+//! An S3 merge without a request_id: merge_request_required, before anything changes.
+void RequireRequestForS3(const MergeOptions &options, const std::optional<std::string> &request_id,
+                         const std::string &database);
+//! Publishes the staged result of `session` in the four durable steps; `start` is the destination's
+//! head as the merge began (none: create-only). Returns the snapshot id.
+int64_t PublishStagedOnS3(MetadataStore &metadata, MergePublisher &publisher, const std::string &database,
+                          MergeSession &session, bool create_destination, const MergeRecord &record,
+                          const std::optional<PublishedHead> &start);
+//! Continues a request that is prepared, uploaded or publication_uncertain from that step.
+int64_t ResumePublication(MetadataStore &metadata, MergePublisher &publisher, const std::string &database,
+                          const MergeRecord &record);
+
 // The inputs (merge_inputs.cpp)
 
 void RequireDatabase(MetadataStore &metadata, const std::string &database);

@@ -6,6 +6,7 @@
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "metadata/lookups.hpp"
+#include "metadata/merge_request_rows.hpp"
 #include "metadata/sqlite.hpp"
 
 #include <algorithm>
@@ -142,6 +143,7 @@ BranchRecord HistoryStore::CreateBranch(const std::string &database, const std::
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " already exists. Choose another name, or attach it with (BRANCH '" + branch + "').");
 	}
+	RequireNameNotReserved(txn, database_id, database, branch);
 	StoredFile root;
 	auto root_id = RequireSnapshotRoot(txn, database_id, database, snapshot_id, root);
 	BranchRecord r;

@@ -102,18 +102,11 @@ std::optional<int64_t> BranchHead(MetadataSession &session, int64_t branch_id) {
 SnapshotRecord AppendSnapshot(MetadataSession &session, const NewSnapshot &snapshot) {
 	auto &db = session.db;
 	SnapshotRecord r;
-	{
-		auto next = db.Prepare("SELECT next_snapshot_id FROM databases WHERE database_id = ?");
-		next.Bind(1, snapshot.database_id);
-		if (!next.Step()) {
-			Fail(ErrorKind::INTERNAL, "internal", "A snapshot was recorded for a database that does not exist.");
-		}
-		r.snapshot_id = next.Int(0);
-	}
+	r.snapshot_id = snapshot.reserved_id ? *snapshot.reserved_id : ReserveSnapshotId(session, snapshot.database_id);
 	r.name = snapshot.name;
 	r.author = snapshot.author;
 	r.message = snapshot.message;
-	r.created_at_us = NowMicros();
+	r.created_at_us = snapshot.reserved_created_at_us ? *snapshot.reserved_created_at_us : NowMicros();
 	r.branch_name = snapshot.branch_name;
 	r.root_id = snapshot.root_id;
 	r.parents = snapshot.parents;
@@ -140,11 +133,21 @@ SnapshotRecord AppendSnapshot(MetadataSession &session, const NewSnapshot &snaps
 		    .Bind(4, r.parents[ordinal])
 		    .Run();
 	}
-	db.Prepare("UPDATE databases SET next_snapshot_id = ? WHERE database_id = ?")
-	    .Bind(1, r.snapshot_id + 1)
-	    .Bind(2, snapshot.database_id)
-	    .Run();
 	return r;
+}
+
+int64_t ReserveSnapshotId(MetadataSession &session, int64_t database_id) {
+	auto next = session.db.Prepare("SELECT next_snapshot_id FROM databases WHERE database_id = ?");
+	next.Bind(1, database_id);
+	if (!next.Step()) {
+		Fail(ErrorKind::INTERNAL, "internal", "A snapshot was recorded for a database that does not exist.");
+	}
+	auto id = next.Int(0);
+	session.db.Prepare("UPDATE databases SET next_snapshot_id = ? WHERE database_id = ?")
+	    .Bind(1, id + 1)
+	    .Bind(2, database_id)
+	    .Run();
+	return id;
 }
 
 void SetBranchRoot(MetadataSession &session, int64_t branch_id, int64_t root_id, uint64_t length) {

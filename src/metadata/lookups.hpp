@@ -37,10 +37,16 @@ struct NewSnapshot {
 	int64_t root_id = 0;
 	std::vector<int64_t> parents;
 	std::optional<std::string> extra_info;
+	//! A number and time reserved earlier (a prepared S3 merge): the snapshot takes them instead of the
+	//! database's next id and now.
+	std::optional<int64_t> reserved_id;
+	std::optional<int64_t> reserved_created_at_us;
 };
 //! Takes the database's next snapshot id and records the snapshot; returns it as read back.
 SnapshotRecord AppendSnapshot(MetadataSession &session, const NewSnapshot &snapshot);
 //! Makes a root the branch's whole state (a copy of a chunk map: no data moves); its WAL companions go.
+//! Takes the database's next snapshot id for a snapshot recorded later (AppendSnapshot with reserved_id).
+int64_t ReserveSnapshotId(MetadataSession &session, int64_t database_id);
 void SetBranchRoot(MetadataSession &session, int64_t branch_id, int64_t root_id, uint64_t length);
 void SetBranchHead(MetadataSession &session, int64_t branch_id, int64_t snapshot_id);
 //! Removes a branch's files and row.

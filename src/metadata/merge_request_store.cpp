@@ -2,6 +2,8 @@
 // its request record, or not at all.
 #include "metadata/merge_request_store.hpp"
 
+#include "metadata/merge_request_rows.hpp"
+
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
@@ -41,8 +43,8 @@ static MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
 	return r;
 }
 
-static std::optional<MergeRecord> FindRequest(MetadataSession &session, int64_t database_id, const char *key_column,
-                                              const std::string &key) {
+std::optional<MergeRecord> FindRequest(MetadataSession &session, int64_t database_id, const char *key_column,
+                                       const std::string &key) {
 	auto stmt =
 	    session.db.Prepare(std::string(MERGE_REQUEST_COLUMNS) + "WHERE database_id = ? AND " + key_column + " = ?");
 	stmt.Bind(1, database_id).Bind(2, key);
@@ -106,10 +108,11 @@ std::string MergeRequestStore::BeginMergeAttempt(const std::string &database, co
 	if (!InsertPendingRequest(txn, database_id, record, "", "")) {
 		txn.db
 		    .Prepare("UPDATE merge_requests SET attempts = attempts + 1 WHERE database_id = ? AND request_id = ? AND "
-		             "state = ?")
+		             "state NOT IN (?, ?)")
 		    .Bind(1, database_id)
 		    .Bind(2, record.request_id)
-		    .Bind(3, std::string(ToString(RequestState::PENDING)))
+		    .Bind(3, std::string(ToString(RequestState::COMPLETE)))
+		    .Bind(4, std::string(ToString(RequestState::ABORTED)))
 		    .Run();
 	}
 	auto stored = FindRequest(txn, database_id, "request_id", record.request_id);
@@ -124,12 +127,13 @@ void MergeRequestStore::RecordPendingMerge(const std::string &database, const Me
 	if (!InsertPendingRequest(txn, database_id, record, error_code, error)) {
 		txn.db
 		    .Prepare("UPDATE merge_requests SET last_error_code = ?, last_error = ? WHERE database_id = ? AND "
-		             "request_id = ? AND state = ?")
+		             "request_id = ? AND state NOT IN (?, ?)")
 		    .Bind(1, error_code)
 		    .Bind(2, error)
 		    .Bind(3, database_id)
 		    .Bind(4, record.request_id)
-		    .Bind(5, std::string(ToString(RequestState::PENDING)))
+		    .Bind(5, std::string(ToString(RequestState::COMPLETE)))
+		    .Bind(6, std::string(ToString(RequestState::ABORTED)))
 		    .Run();
 	}
 	txn.Commit();
@@ -184,10 +188,18 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 		         std::to_string(record.snapshot_id) +
 		         "; a completed merge cannot be aborted. Restore the branch to undo its result.");
 	}
-	if (record.state == RequestState::PENDING) {
+	if (record.state == RequestState::PUBLICATION_UNCERTAIN) {
+		Fail(ErrorKind::CONFLICT, "merge_publication_uncertain",
+		     "Merge request " + QuoteName(record.request_id) +
+		         " sent a head write to S3 whose outcome is unknown; it may still land, so the result cannot be "
+		         "discarded. Retry the same merge call: it reads the head and completes the merge or reports "
+		         "head_conflict, after which the request can be aborted.");
+	}
+	if (record.state != RequestState::ABORTED) {
+		ReleasePreparedResult(txn, database_id, database, record.request_id);
 		txn.db
-		    .Prepare("UPDATE merge_requests SET state = ?, aborted_by = ?, completed_at_us = ? WHERE database_id = ? "
-		             "AND operation_id = ?")
+		    .Prepare("UPDATE merge_requests SET state = ?, aborted_by = ?, completed_at_us = ?, snapshot_id = NULL "
+		             "WHERE database_id = ? AND operation_id = ?")
 		    .Bind(1, std::string(ToString(RequestState::ABORTED)))
 		    .Bind(2, abort_request_id)
 		    .Bind(3, NowMicros())
@@ -196,6 +208,7 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 		    .Run();
 		record.state = RequestState::ABORTED;
 		record.aborted_by = abort_request_id;
+		record.snapshot_id = -1; // a reserved number is no result
 	}
 	txn.Commit();
 	return record;
@@ -204,7 +217,7 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 //! Records the request as complete with the publication (nothing when it has no request id). An
 //! abort, or another attempt's completion, that landed while this attempt ran wins: the caller's
 //! transaction rolls back with the refusal.
-static void RecordCompletedRequest(MetadataSession &session, int64_t database_id, const MergeRecord &record) {
+void RecordCompletedRequest(MetadataSession &session, int64_t database_id, const MergeRecord &record) {
 	if (record.request_id.empty()) {
 		return;
 	}
@@ -257,9 +270,8 @@ static void RecordCompletedRequest(MetadataSession &session, int64_t database_id
 
 //! The destination's id; an existing one must still have `expected_head` (merge_inputs_changed), a
 //! new one must still be free.
-static int64_t DestinationBranch(MetadataSession &session, int64_t database_id, const std::string &database,
-                                 const std::string &destination, bool create, int64_t base_snapshot,
-                                 int64_t expected_head) {
+int64_t DestinationBranch(MetadataSession &session, int64_t database_id, const std::string &database,
+                          const std::string &destination, bool create, int64_t base_snapshot, int64_t expected_head) {
 	if (!create) {
 		auto branch_id = RequireBranchId(session, database, destination);
 		// The publication moves the head only from the snapshot the merge was built on.

@@ -4,6 +4,7 @@
 
 #include "metadata/metadata_core.hpp"
 #include "metadata/records.hpp"
+#include "metadata/remote_store.hpp"
 
 #include <optional>
 #include <string>
@@ -46,6 +47,26 @@ public:
 	//! records the request (fast-forward, already up to date, or a new branch at either side).
 	void PublishExistingSnapshot(const std::string &database, const std::string &destination, bool create_destination,
 	                             const MergeRecord &record);
+
+	// The S3 publication steps (merge_publication_store.cpp, docs/DURABILITY.md §13.8).
+
+	//! Step 1, one FULL transaction: keeps the staged result on a private branch named after the
+	//! request, reserves the next snapshot number (and the time the snapshot will carry), checks the
+	//! destination is still where the merge started (or still free), records `publication` and makes the
+	//! request `prepared`. Returns the publication with its reservations.
+	MergePublication PrepareMergePublication(const std::string &database, const std::string &staging_branch,
+	                                         const std::string &destination, const MergeRecord &record,
+	                                         MergePublication publication);
+	std::optional<MergePublication> FindMergePublication(const std::string &database, const std::string &request_id);
+	//! Step 2 done: the result's descriptor, and the request `uploaded`.
+	void RecordMergeUploaded(const std::string &database, const std::string &request_id, const Hash256 &descriptor);
+	//! `publication_uncertain` before a head write is sent; `uploaded` again once the head is known not
+	//! to be ours (head_conflict).
+	void RecordPublicationState(const std::string &database, const std::string &request_id, RequestState state);
+	//! Step 4, one transaction: the snapshot under its reserved number, the destination at it, the
+	//! export and the head recorded, the prepared branch gone, the request complete.
+	int64_t CompleteMergePublication(const std::string &database, const MergeRecord &record,
+	                                 const MergePublication &publication, const PublishedHead &head);
 
 private:
 	MetadataCore &core;

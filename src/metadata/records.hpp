@@ -81,6 +81,29 @@ struct MergeRecord {
 	std::string extra_info;
 };
 
+//! A merge result prepared for an S3 database (schema 7, merge_publications): what the later publication
+//! steps need, so a retry after a crash resumes it instead of recomputing.
+struct MergePublication {
+	std::string request_id;
+	//! The snapshot number and time reserved at preparation: the descriptor and commit record carry them.
+	int64_t snapshot_id = 0;
+	int64_t created_at_us = 0;
+	//! The private branch that holds the result's file until it is exposed.
+	std::string prepared_branch;
+	std::string store_url;
+	bool create_destination = false;
+	//! The head the merge started from: its etag (absent: no head, the PUT is create-only), snapshot,
+	//! descriptor and WAL chain (kept in the new head, as every head move does).
+	std::optional<std::string> start_etag;
+	std::optional<int64_t> start_snapshot_id;
+	Hash256 start_descriptor {};
+	uint64_t chain = 0;
+	Hash256 chain_base {};
+	std::string extra_info;
+	//! The exported result's descriptor, once uploaded.
+	std::optional<Hash256> descriptor;
+};
+
 struct SegmentUsage {
 	uint64_t segment_id = 0;
 	int64_t created_at_us = 0;

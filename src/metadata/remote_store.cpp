@@ -92,8 +92,13 @@ std::optional<Hash256> RemoteStore::ExportedDescriptor(const std::string &databa
 void RemoteStore::RecordExport(const std::string &database, int64_t snapshot_id, const std::string &store_url,
                                const Hash256 &descriptor) {
 	auto txn = core.Write();
-	auto database_id = RequireDatabaseId(txn, database);
-	txn.db
+	WriteSnapshotExport(txn, RequireDatabaseId(txn, database), snapshot_id, store_url, descriptor);
+	txn.Commit();
+}
+
+void WriteSnapshotExport(MetadataSession &session, int64_t database_id, int64_t snapshot_id,
+                         const std::string &store_url, const Hash256 &descriptor) {
+	session.db
 	    .Prepare("INSERT OR REPLACE INTO snapshot_exports(database_id, snapshot_id, store_url, descriptor, "
 	             "exported_at_us) VALUES (?, ?, ?, ?, ?)")
 	    .Bind(1, database_id)
@@ -102,7 +107,6 @@ void RemoteStore::RecordExport(const std::string &database, int64_t snapshot_id,
 	    .BindBlob(4, descriptor.data(), descriptor.size())
 	    .Bind(5, NowMicros())
 	    .Run();
-	txn.Commit();
 }
 
 std::vector<BranchExport> RemoteStore::BranchHeadExports(const std::string &database, const std::string &store_url) {
@@ -339,7 +343,13 @@ std::optional<PublishedHead> RemoteStore::Head(const std::string &store_url, con
 void RemoteStore::RecordHead(const std::string &store_url, const std::string &database, const std::string &branch,
                              const PublishedHead &head) {
 	auto txn = core.Write();
-	txn.db
+	WriteRemoteHead(txn, store_url, database, branch, head);
+	txn.Commit();
+}
+
+void WriteRemoteHead(MetadataSession &session, const std::string &store_url, const std::string &database,
+                     const std::string &branch, const PublishedHead &head) {
+	session.db
 	    .Prepare("INSERT OR REPLACE INTO remote_heads(store_url, database_name, branch_name, snapshot_id, descriptor, "
 	             "etag, published_at_us, chain, chain_base) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	    .Bind(1, store_url)
@@ -352,7 +362,6 @@ void RemoteStore::RecordHead(const std::string &store_url, const std::string &da
 	    .Bind(8, head.chain ? std::optional<int64_t>(int64_t(head.chain)) : std::nullopt)
 	    .BindBlob(9, head.chain_base.data(), head.chain_base.size())
 	    .Run();
-	txn.Commit();
 }
 
 } // namespace differential

@@ -145,4 +145,11 @@ private:
 	MetadataCore &core;
 };
 
+//! The rows RecordExport and RecordHead write, inside a caller's transaction (an S3 merge records its
+//! export and head with the snapshot they belong to).
+void WriteSnapshotExport(MetadataSession &session, int64_t database_id, int64_t snapshot_id,
+                         const std::string &store_url, const Hash256 &descriptor);
+void WriteRemoteHead(MetadataSession &session, const std::string &store_url, const std::string &database,
+                     const std::string &branch, const PublishedHead &head);
+
 } // namespace differential

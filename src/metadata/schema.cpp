@@ -200,6 +200,27 @@ CREATE TABLE wal_ship_state(
 ALTER TABLE remote_heads ADD COLUMN chain INTEGER;
 ALTER TABLE remote_heads ADD COLUMN chain_base BLOB;
 )",
+    // 7: S3 merges publish in durable steps: a prepared result's reserved snapshot number and time, the
+    // private branch holding its file, the head it starts from (etag, snapshot, descriptor, chain; no etag
+    // for a new branch), its provenance, and its descriptor once exported (docs/DURABILITY.md §13.8).
+    R"(
+CREATE TABLE merge_publications(
+    database_id INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    created_at_us INTEGER NOT NULL,
+    prepared_branch TEXT NOT NULL,
+    store_url TEXT NOT NULL,
+    create_destination INTEGER NOT NULL,
+    start_etag TEXT,
+    start_snapshot_id INTEGER,
+    start_descriptor BLOB,
+    chain INTEGER,
+    chain_base BLOB,
+    extra_info TEXT,
+    descriptor BLOB,
+    PRIMARY KEY(database_id, request_id));
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

@@ -5,6 +5,8 @@
 #include "common/errors.hpp"
 #include "storage/remote_fetch.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -51,6 +53,25 @@ static void CopyOut(const std::string &bytes, uint32_t length, uint8_t *out) {
 	std::memcpy(out, bytes.data(), std::min<size_t>(bytes.size(), length));
 }
 
+//! Time spent fetching evicted chunks back, over the process's life (merges report their share).
+static std::atomic<int64_t> fetch_micros {0};
+
+int64_t EvictedFetchMicros() {
+	return fetch_micros.load();
+}
+
+//! Adds the time from construction to destruction to fetch_micros.
+class FetchTimer {
+public:
+	~FetchTimer() {
+		fetch_micros +=
+		    std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+	}
+
+private:
+	std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+};
+
 bool EvictedChunkReader::ReadCached(const Hash256 &hash, uint32_t length, uint8_t *out) {
 	std::string bytes;
 	if (cache->Lookup(hash, bytes) && bytes.size() == length) {
@@ -64,6 +85,7 @@ void EvictedChunkReader::Read(const Hash256 &hash, uint32_t length, uint8_t *out
 	if (ReadCached(hash, length, out)) {
 		return;
 	}
+	FetchTimer timer;
 	auto copies = metadata->remote.ChunkCopies(hash);
 	std::string stores;
 	for (auto &copy : copies) {

@@ -17,6 +17,9 @@ namespace differential {
 void RegisterEvictionStore(const std::string &store_url, std::shared_ptr<ObjectStore> store,
                            const std::string &pack_prefix);
 
+//! Microseconds this process has spent fetching evicted chunks from their stores (verified), in total.
+int64_t EvictedFetchMicros();
+
 class EvictedChunkReader : public EvictedChunkSource {
 public:
 	EvictedChunkReader(std::shared_ptr<MetadataStore> metadata, std::shared_ptr<ContentCache> cache);

@@ -10,11 +10,12 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def downgrade_to_schema_2(repository):
-    """Undoes migrations 6, 5, 4 and 3 on a closed repository, leaving what schema 2 had."""
+    """Undoes migrations 7, 6, 5, 4 and 3 on a closed repository, leaving what schema 2 had."""
     db = sqlite3.connect(repository / "metadata.sqlite")
     # Schema 2 has no inline WAL bytes: the writer's process closed, so its WAL was checkpointed away.
     assert db.execute("SELECT count(*) FROM file_extents WHERE inline_data IS NOT NULL").fetchone() == (0,)
     db.executescript("""
+        DROP TABLE merge_publications;
         DROP TABLE wal_shipping;
         DROP TABLE wal_ship_state;
         ALTER TABLE file_extents DROP COLUMN inline_data;
@@ -68,4 +69,4 @@ def test_schema_2_repository_with_merge_requests_migrates(repository):
     assert con.execute("SELECT branch_name, snapshot_id FROM differential_merge_branch('shop', 'main', 'side', "
                        "'copy_second', request_id => 'second')").fetchone() == ("copy_second", 5)
     db = sqlite3.connect(repository / "metadata.sqlite")
-    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("6",)
+    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("7",)

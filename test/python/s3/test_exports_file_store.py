@@ -178,6 +178,8 @@ def test_restore_and_merge_snapshots_are_exported(con, bucket):
     side = scalar(con, "SELECT snapshot_id FROM differential_create_snapshot('side')")
     assert check_head(bucket, "orders", "side") == side
     con.execute("DETACH side")
-    merged = scalar(con, "SELECT snapshot_id FROM differential_merge_branch('orders', 'main', 'side', 'main')")
+    # A DATA_PATH database's merge is a durable request (docs/DURABILITY.md §13.9).
+    merged = scalar(con, "SELECT snapshot_id FROM differential_merge_branch('orders', 'main', 'side', 'main', "
+                         "request_id => 'side-into-main')")
     assert check_head(bucket, "orders") == merged
     assert count(bucket, "commits") == len(con.execute("SELECT * FROM differential_snapshots('orders')").fetchall())

@@ -2,6 +2,8 @@
 // dedup across snapshots and clones, idempotent retries, head conflicts and the probe's refusal.
 #include "export/export_pending.hpp"
 
+#include "common/fault_points.hpp"
+#include "export/merge_export.hpp"
 #include "metadata/sqlite.hpp"
 #include "remote/condition_dropping_store.hpp"
 #include "remote/export_format.hpp"
@@ -298,3 +300,33 @@ TEST_F(ExportTest, DataPathIsFixedOnceSet) {
 }
 
 } // namespace
+
+// An S3 merge's head write (export/merge_export.cpp): it moves the head only from the version the merge
+// started from, recognises its own bytes after a lost answer, and reading tells ours, start and other apart.
+TEST_F(ExportTest, MergeHeadMovesOnlyFromItsStartVersion) {
+	std::string database = "db";
+	ExportContext context {*repository, database, *store, url, nullptr, 4};
+	auto key = HeadKey("db", "main");
+	ExportStats stats;
+	auto created = PutMergeHead(context, key, "ours-1", std::nullopt, stats);
+	ASSERT_EQ(created.state, MergeHeadState::OURS);
+	auto again = PutMergeHead(context, key, "ours-1", std::nullopt, stats); // refused, then read: ours
+	EXPECT_EQ(again.state, MergeHeadState::OURS);
+	EXPECT_EQ(again.etag, created.etag);
+	auto moved = PutMergeHead(context, key, "ours-2", created.etag, stats);
+	ASSERT_EQ(moved.state, MergeHeadState::OURS);
+	EXPECT_EQ(PutMergeHead(context, key, "ours-3", created.etag, stats).state, MergeHeadState::OTHER);
+	EXPECT_EQ(store->Get(key).data, "ours-2");
+	EXPECT_EQ(ReadMergeHead(context, key, "ours-4", moved.etag, stats).state, MergeHeadState::START);
+	EXPECT_EQ(ReadMergeHead(context, key, "ours-2", created.etag, stats).state, MergeHeadState::OURS);
+	EXPECT_EQ(ReadMergeHead(context, key, "ours-5", created.etag, stats).state, MergeHeadState::OTHER);
+	EXPECT_EQ(ReadMergeHead(context, HeadKey("db", "new"), "x", std::nullopt, stats).state, MergeHeadState::START);
+	// A write whose answer is lost is UNCERTAIN, whether it landed or not; reading settles it.
+	SetFaultPointForTesting("merge.head_put_unanswered:1");
+	EXPECT_EQ(PutMergeHead(context, key, "ours-6", moved.etag, stats).state, MergeHeadState::UNCERTAIN);
+	EXPECT_EQ(ReadMergeHead(context, key, "ours-6", moved.etag, stats).state, MergeHeadState::OURS);
+	SetFaultPointForTesting("merge.head_put_lost:1");
+	EXPECT_EQ(PutMergeHead(context, key, "ours-7", store->Get(key).etag, stats).state, MergeHeadState::UNCERTAIN);
+	EXPECT_EQ(ReadMergeHead(context, key, "ours-7", store->Get(key).etag, stats).state, MergeHeadState::START);
+	SetFaultPointForTesting("");
+}

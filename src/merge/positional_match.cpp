@@ -1,0 +1,134 @@
+// Why a rowid names the same row on all three inputs in a positional group: the key columns' segments
+// are byte-identical to the base's (same blocks, same content hashes) at the same rowids, so every
+// position holds the same key; and the same live count means the same deleted rows (a side's deleted
+// set only grows from the base's, storage_identity.cpp), which PositionsQuery checks as it scans.
+// A row live at one position on all three inputs has its key nowhere else (keys are unique), so the
+// key join of the other rows pairs exactly what it would have paired had it seen every row.
+#include "merge/positional_match.hpp"
+
+#include "common/fault_points.hpp"
+#include "common/sql_quote.hpp"
+#include "duckdb/common/string_util.hpp"
+#include "merge/storage_identity.hpp"
+
+namespace differential {
+
+static const char *ROWID = "__differential_rowid";
+
+//! One column's segments in row group `g` of a layout ("" when it has none).
+static const std::string &ColumnSegments(const TableLayout &layout, size_t g, const std::string &column) {
+	static const std::string none;
+	auto found = layout.columns[g].find(duckdb::StringUtil::Lower(column));
+	return found == layout.columns[g].end() ? none : found->second;
+}
+
+//! Whether `side` keeps base row group `g` at the base's rowids, live rows and keys.
+static bool Aligned(const TableLayout &base, const TableLayout &side, size_t g, const std::vector<std::string> &key) {
+	if (g + 1 >= side.starts.size() || side.starts[g] != base.starts[g] || side.starts[g + 1] != base.starts[g + 1] ||
+	    side.live[g] != base.live[g]) {
+		return false;
+	}
+	// The mutation the randomized histories must catch: matching by position where rows moved.
+	if (MutationEnabled("merge_position_ignores_key")) {
+		return true;
+	}
+	for (auto &column : key) {
+		if (ColumnSegments(base, g, column) != ColumnSegments(side, g, column)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+std::vector<bool> PositionalGroups(const TableLayout &base, const TableLayout &ours, const TableLayout &theirs,
+                                   const std::vector<std::string> &key) {
+	std::vector<bool> out(base.groups.size(), false);
+	if (!base.known || !ours.known || !theirs.known || key.empty()) {
+		return out;
+	}
+	for (size_t g = 0; g < out.size(); g++) {
+		bool untouched = g < ours.groups.size() && g < theirs.groups.size() && ours.groups[g] == base.groups[g] &&
+		                 theirs.groups[g] == base.groups[g];
+		out[g] = !untouched && Aligned(base, ours, g, key) && Aligned(base, theirs, g, key);
+	}
+	return out;
+}
+
+std::vector<std::string> ChangedColumns(const TableShape &table, const std::vector<bool> &groups,
+                                        const TableLayout &base, const TableLayout &ours, const TableLayout &theirs) {
+	std::vector<std::string> out;
+	for (auto &column : table.ValueColumns()) {
+		bool changed = false;
+		for (size_t g = 0; g < groups.size() && !changed; g++) {
+			auto &segments = ColumnSegments(base, g, column);
+			changed = groups[g] &&
+			          (ColumnSegments(ours, g, column) != segments || ColumnSegments(theirs, g, column) != segments);
+		}
+		if (changed) {
+			out.push_back(column);
+		}
+	}
+	return out;
+}
+
+static std::string Qualified(const std::string &catalog, const std::string &table) {
+	return SqlIdentifier(catalog) + ".main." + SqlIdentifier(table);
+}
+
+//! One input's rows of the positional groups, in rowid order: the rowid and `columns`.
+static std::string PositionalScan(const TableShape &table, const std::string &catalog,
+                                  const std::vector<std::string> &columns, const std::string &rows) {
+	std::string select = "rowid AS " + std::string(ROWID);
+	for (auto &column : columns) {
+		select += ", " + SqlIdentifier(column);
+	}
+	return "(SELECT " + select + " FROM " + Qualified(catalog, table.name) + " WHERE " + rows + ")";
+}
+
+std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
+                           const std::string &theirs, const InputReads &reads) {
+	auto &columns = reads.positional_columns;
+	auto &rows = reads.positional_rows;
+	auto rowid = [](const char *side) {
+		return std::string(side) + "." + ROWID;
+	};
+	// Each scan yields the groups' live rows in rowid order; POSITIONAL JOIN pairs them by that order,
+	// and unequal rowids on a pair mean the deleted rows differ after all.
+	auto misaligned = "(" + rowid("__b") + " IS DISTINCT FROM " + rowid("__o") + " OR " + rowid("__b") +
+	                  " IS DISTINCT FROM " + rowid("__t") + ")";
+	std::vector<std::string> differs {misaligned};
+	for (auto &column : columns) {
+		auto c = SqlIdentifier(column);
+		differs.push_back("__b." + c + " IS DISTINCT FROM __o." + c);
+		differs.push_back("__b." + c + " IS DISTINCT FROM __t." + c);
+	}
+	return "SELECT " + rowid("__b") + " AS r, " + misaligned + " AS misaligned FROM " +
+	       PositionalScan(table, base, columns, rows) + " __b POSITIONAL JOIN " +
+	       PositionalScan(table, ours, columns, rows) + " __o POSITIONAL JOIN " +
+	       PositionalScan(table, theirs, columns, rows) + " __t WHERE " + JoinSql(differs, " OR ", "false");
+}
+
+std::string PositionalInputs(const TableShape &table, const std::string &base, const std::string &ours,
+                             const std::string &theirs, const InputReads &reads) {
+	auto values = table.ValueColumns();
+	std::vector<std::string> select;
+	for (size_t i = 0; i < table.key.size(); i++) {
+		select.push_back("__b." + SqlIdentifier(table.key[i]) + " AS k_" + std::to_string(i));
+	}
+	select.push_back("true AS in_b, true AS in_o, true AS in_t");
+	for (size_t i = 0; i < values.size(); i++) {
+		auto c = SqlIdentifier(values[i]), n = std::to_string(i);
+		select.push_back("__b." + c + " AS b_" + n + ", __o." + c + " AS o_" + n + ", __t." + c + " AS t_" + n);
+	}
+	auto at = [&](const std::string &catalog) {
+		return "(SELECT rowid AS " + std::string(ROWID) + ", * FROM " + Qualified(catalog, table.name) +
+		       " WHERE rowid IN (SELECT r FROM " + reads.positions + "))";
+	};
+	auto on = [](const char *side) {
+		return std::string(" ON ") + side + "." + ROWID + " = __b." + ROWID;
+	};
+	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + at(base) + " __b JOIN " + at(ours) + " __o" + on("__o") +
+	       " JOIN " + at(theirs) + " __t" + on("__t");
+}
+
+} // namespace differential

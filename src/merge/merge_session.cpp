@@ -242,12 +242,16 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	operation.SetTables(names);
 	operation.Phase(MergePhase::COMPARISON);
 	auto reads = FindUnchangedStorage();
+	LogTimer budget;
 	CheckReadBudget(reads);
+	LogEvent("merge_read_budget", budget.ElapsedMs(), "database " + database);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
 		MergeObjectResult object;
+		LogTimer timer;
 		decision_tables[i] = CompareTable(i, reads[i], counts, resolutions, object);
+		LogEvent("merge_table_compared", timer.ElapsedMs(), "table " + plan.tables[i].shape.name);
 		objects.push_back(object);
 		operation.TableDone(i, TableState::COMPARED, object.counts);
 	}
@@ -360,8 +364,8 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 	if (ScalarInt(*connection, "SELECT count(*) FROM " + positions + " WHERE misaligned") == 0) {
 		if (LogEnabled()) {
 			LogEvent("merge_position_match", timer.ElapsedMs(),
-			         "table " + table.name + ": " + std::to_string(reads.positional_columns.size()) +
-			             " column(s) compared by position, " +
+			         "table " + table.name + ": " + std::to_string(reads.ours_positional_columns.size()) + " + " +
+			             std::to_string(reads.theirs_positional_columns.size()) + " column(s) compared by position, " +
 			             std::to_string(ScalarInt(*connection, "SELECT count(*) FROM " + positions)) +
 			             " row(s) differ");
 		}
@@ -406,7 +410,10 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 			t.blocks = blocks(inputs.theirs);
 		}
 	}
-	return UnchangedStorageReads(*connection, plan.tables, b, o, t);
+	LogTimer timer;
+	auto reads = UnchangedStorageReads(*connection, plan.tables, b, o, t);
+	LogEvent("merge_storage_layout", timer.ElapsedMs(), "database " + database);
+	return reads;
 }
 
 } // namespace differential

@@ -11,6 +11,8 @@
 #include "duckdb/common/string_util.hpp"
 #include "merge/storage_identity.hpp"
 
+#include <algorithm>
+
 namespace differential {
 
 static const char *ROWID = "__differential_rowid";
@@ -27,10 +29,6 @@ static bool Aligned(const TableLayout &base, const TableLayout &side, size_t g, 
 	if (g + 1 >= side.starts.size() || side.starts[g] != base.starts[g] || side.starts[g + 1] != base.starts[g + 1] ||
 	    side.live[g] != base.live[g]) {
 		return false;
-	}
-	// The mutation the randomized histories must catch: matching by position where rows moved.
-	if (MutationEnabled("merge_position_ignores_key")) {
-		return true;
 	}
 	for (auto &column : key) {
 		if (ColumnSegments(base, g, column) != ColumnSegments(side, g, column)) {
@@ -55,14 +53,12 @@ std::vector<bool> PositionalGroups(const TableLayout &base, const TableLayout &o
 }
 
 std::vector<std::string> ChangedColumns(const TableShape &table, const std::vector<bool> &groups,
-                                        const TableLayout &base, const TableLayout &ours, const TableLayout &theirs) {
+                                        const TableLayout &base, const TableLayout &side) {
 	std::vector<std::string> out;
 	for (auto &column : table.ValueColumns()) {
 		bool changed = false;
 		for (size_t g = 0; g < groups.size() && !changed; g++) {
-			auto &segments = ColumnSegments(base, g, column);
-			changed = groups[g] &&
-			          (ColumnSegments(ours, g, column) != segments || ColumnSegments(theirs, g, column) != segments);
+			changed = groups[g] && ColumnSegments(side, g, column) != ColumnSegments(base, g, column);
 		}
 		if (changed) {
 			out.push_back(column);
@@ -87,8 +83,16 @@ static std::string PositionalScan(const TableShape &table, const std::string &ca
 
 std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
                            const std::string &theirs, const InputReads &reads) {
-	auto &columns = reads.positional_columns;
+	auto &ours_columns = reads.ours_positional_columns;
+	auto &theirs_columns = reads.theirs_positional_columns;
 	auto &rows = reads.positional_rows;
+	// The base is compared with each side in the columns that side rewrote: elsewhere they are equal.
+	auto columns = ours_columns;
+	for (auto &column : theirs_columns) {
+		if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+			columns.push_back(column);
+		}
+	}
 	auto rowid = [](const char *side) {
 		return std::string(side) + "." + ROWID;
 	};
@@ -97,15 +101,16 @@ std::string PositionsQuery(const TableShape &table, const std::string &base, con
 	auto misaligned = "(" + rowid("__b") + " IS DISTINCT FROM " + rowid("__o") + " OR " + rowid("__b") +
 	                  " IS DISTINCT FROM " + rowid("__t") + ")";
 	std::vector<std::string> differs {misaligned};
-	for (auto &column : columns) {
-		auto c = SqlIdentifier(column);
-		differs.push_back("__b." + c + " IS DISTINCT FROM __o." + c);
-		differs.push_back("__b." + c + " IS DISTINCT FROM __t." + c);
+	for (auto &column : ours_columns) {
+		differs.push_back("__b." + SqlIdentifier(column) + " IS DISTINCT FROM __o." + SqlIdentifier(column));
+	}
+	for (auto &column : theirs_columns) {
+		differs.push_back("__b." + SqlIdentifier(column) + " IS DISTINCT FROM __t." + SqlIdentifier(column));
 	}
 	return "SELECT " + rowid("__b") + " AS r, " + misaligned + " AS misaligned FROM " +
 	       PositionalScan(table, base, columns, rows) + " __b POSITIONAL JOIN " +
-	       PositionalScan(table, ours, columns, rows) + " __o POSITIONAL JOIN " +
-	       PositionalScan(table, theirs, columns, rows) + " __t WHERE " + JoinSql(differs, " OR ", "false");
+	       PositionalScan(table, ours, ours_columns, rows) + " __o POSITIONAL JOIN " +
+	       PositionalScan(table, theirs, theirs_columns, rows) + " __t WHERE " + JoinSql(differs, " OR ", "false");
 }
 
 std::string PositionalInputs(const TableShape &table, const std::string &base, const std::string &ours,
@@ -120,15 +125,17 @@ std::string PositionalInputs(const TableShape &table, const std::string &base, c
 		auto c = SqlIdentifier(values[i]), n = std::to_string(i);
 		select.push_back("__b." + c + " AS b_" + n + ", __o." + c + " AS o_" + n + ", __t." + c + " AS t_" + n);
 	}
-	auto at = [&](const std::string &catalog) {
-		return "(SELECT rowid AS " + std::string(ROWID) + ", * FROM " + Qualified(catalog, table.name) +
-		       " WHERE rowid IN (SELECT r FROM " + reads.positions + "))";
+	// The mutation the randomized histories must catch: ours' row taken from the next position.
+	std::string shift = MutationEnabled("merge_position_shift") ? " - 1" : "";
+	auto at = [&](const std::string &catalog, const std::string &offset) {
+		return "(SELECT rowid" + offset + " AS " + std::string(ROWID) + ", * FROM " + Qualified(catalog, table.name) +
+		       " WHERE rowid" + offset + " IN (SELECT r FROM " + reads.positions + "))";
 	};
 	auto on = [](const char *side) {
 		return std::string(" ON ") + side + "." + ROWID + " = __b." + ROWID;
 	};
-	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + at(base) + " __b JOIN " + at(ours) + " __o" + on("__o") +
-	       " JOIN " + at(theirs) + " __t" + on("__t");
+	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + at(base, "") + " __b JOIN " + at(ours, shift) + " __o" +
+	       on("__o") + " JOIN " + at(theirs, "") + " __t" + on("__t");
 }
 
 } // namespace differential

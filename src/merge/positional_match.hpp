@@ -17,13 +17,13 @@ struct TableLayout;
 std::vector<bool> PositionalGroups(const TableLayout &base, const TableLayout &ours, const TableLayout &theirs,
                                    const std::vector<std::string> &key);
 
-//! The value columns (as named in `table`) whose segments differ from the base's on either side in
-//! some of `groups`: elsewhere in those groups all three inputs hold the same values.
+//! The value columns (as named in `table`) whose segments differ from the base's on `side` in some
+//! of `groups`: in those groups the side holds the base's values in every other column.
 std::vector<std::string> ChangedColumns(const TableShape &table, const std::vector<bool> &groups,
-                                        const TableLayout &base, const TableLayout &ours, const TableLayout &theirs);
+                                        const TableLayout &base, const TableLayout &side);
 
-//! The positions (rowids) of `reads.positional_rows` where a compared column differs between the
-//! base and a side: columns r (the rowid) and misaligned (the three scans disagree on the rowid,
+//! The positions (rowids) of `reads.positional_rows` where a column a side rewrote differs between
+//! the base and that side: columns r (the rowid) and misaligned (the three scans disagree on the rowid,
 //! which would mean deleted rows differ: the caller falls back to the key join then).
 std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
                            const std::string &theirs, const InputReads &reads);

@@ -231,7 +231,8 @@ static void NarrowToChangedGroups(const TableShape &shape, const TableLayout &b,
 	r.base_rows = RowGroupRanges(base_groups, b);
 	if (!positional_groups.empty()) {
 		r.positional_rows = RowGroupRanges(positional_groups, b);
-		r.positional_columns = ChangedColumns(shape, positional, b, o, t);
+		r.ours_positional_columns = ChangedColumns(shape, positional, b, o);
+		r.theirs_positional_columns = ChangedColumns(shape, positional, b, t);
 	}
 	if (!r.ours_as_base) {
 		r.ours_rows =

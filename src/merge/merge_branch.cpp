@@ -103,7 +103,7 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	CompareAndStage(session, metadata, database, options, record, result);
 	LogTimer provenance;
 	record.extra_info = Provenance(metadata, repository, database, operation_name, options, record);
-	LogEvent("merge_provenance", provenance.ElapsedMs(), "database " + database);
+	LogEvent("provenance_hashed", provenance.ElapsedMs(), "database " + database);
 	result.timings.application_ms = session.application_ms;
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase(MergePhase::PUBLICATION);

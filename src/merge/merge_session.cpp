@@ -154,8 +154,9 @@ void MergeSession::CheckReadBudget(const std::vector<InputReads> &reads) {
 		if (table.shape.base.table_present) {
 			rows += count(base, name, r.base_rows);
 		}
-		// The positional groups are scanned on all three inputs (their compared columns only).
-		rows += r.positional_rows.empty() ? 0 : 3 * count(base, name, r.positional_rows);
+		// The positional groups are scanned on the base and each side that rewrote columns there.
+		auto scanned = 1 + !r.ours_positional_columns.empty() + !r.theirs_positional_columns.empty();
+		rows += r.positional_rows.empty() ? 0 : scanned * count(base, name, r.positional_rows);
 		if (table.shape.ours.table_present && !r.ours_as_base) {
 			rows +=
 			    count(ours, name, r.ours_rows) + (r.ours_from_base.empty() ? 0 : count(base, name, r.ours_from_base));
@@ -244,14 +245,14 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	auto reads = FindUnchangedStorage();
 	LogTimer budget;
 	CheckReadBudget(reads);
-	LogEvent("merge_read_budget", budget.ElapsedMs(), "database " + database);
+	LogEvent("read_budget_checked", budget.ElapsedMs(), "database " + database);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
 		MergeObjectResult object;
 		LogTimer timer;
 		decision_tables[i] = CompareTable(i, reads[i], counts, resolutions, object);
-		LogEvent("merge_table_compared", timer.ElapsedMs(), "table " + plan.tables[i].shape.name);
+		LogEvent("table_compared", timer.ElapsedMs(), "table " + plan.tables[i].shape.name);
 		objects.push_back(object);
 		operation.TableDone(i, TableState::COMPARED, object.counts);
 	}
@@ -363,7 +364,7 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 	RunSql(*connection, "CREATE TEMP TABLE " + positions + " AS " + PositionsQuery(table, base, ours, theirs, reads));
 	if (ScalarInt(*connection, "SELECT count(*) FROM " + positions + " WHERE misaligned") == 0) {
 		if (LogEnabled()) {
-			LogEvent("merge_position_match", timer.ElapsedMs(),
+			LogEvent("positions_matched", timer.ElapsedMs(),
 			         "table " + table.name + ": " + std::to_string(reads.ours_positional_columns.size()) + " + " +
 			             std::to_string(reads.theirs_positional_columns.size()) + " column(s) compared by position, " +
 			             std::to_string(ScalarInt(*connection, "SELECT count(*) FROM " + positions)) +
@@ -376,7 +377,7 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 	// Equal live counts with other deleted rows: the storage argument does not hold for this table,
 	// so every row of it is matched by key, as the reference method does.
 	RunSql(*connection, "DROP TABLE " + positions);
-	LogWarning("merge_position_fallback",
+	LogWarning("positions_misaligned",
 	           "table " + table.name + ": rows at one position differ in rowid between the inputs; matched by key");
 	InputReads whole;
 	whole.ours_as_base = reads.ours_as_base;
@@ -412,7 +413,7 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 	}
 	LogTimer timer;
 	auto reads = UnchangedStorageReads(*connection, plan.tables, b, o, t);
-	LogEvent("merge_storage_layout", timer.ElapsedMs(), "database " + database);
+	LogEvent("storage_layout_read", timer.ElapsedMs(), "database " + database);
 	return reads;
 }
 

@@ -12,6 +12,7 @@
 #include "merge/storage_identity.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace differential {
 
@@ -83,34 +84,33 @@ static std::string PositionalScan(const TableShape &table, const std::string &ca
 
 std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
                            const std::string &theirs, const InputReads &reads) {
-	auto &ours_columns = reads.ours_positional_columns;
-	auto &theirs_columns = reads.theirs_positional_columns;
 	auto &rows = reads.positional_rows;
 	// The base is compared with each side in the columns that side rewrote: elsewhere they are equal.
-	auto columns = ours_columns;
-	for (auto &column : theirs_columns) {
-		if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
-			columns.push_back(column);
+	// A side that rewrote none left these groups as the base's (§10a) and is not scanned.
+	std::vector<std::string> columns, differs, misaligned;
+	std::string scans;
+	for (auto side : {std::make_pair(&ours, &reads.ours_positional_columns),
+	                  std::make_pair(&theirs, &reads.theirs_positional_columns)}) {
+		if (side.second->empty()) {
+			continue;
 		}
+		auto alias = "__" + std::to_string(misaligned.size());
+		// Each scan yields the groups' live rows in rowid order; POSITIONAL JOIN pairs them by that
+		// order, and unequal rowids on a pair mean the deleted rows differ after all.
+		misaligned.push_back("__b." + std::string(ROWID) + " IS DISTINCT FROM " + alias + "." + ROWID);
+		for (auto &column : *side.second) {
+			differs.push_back("__b." + SqlIdentifier(column) + " IS DISTINCT FROM " + alias + "." +
+			                  SqlIdentifier(column));
+			if (std::find(columns.begin(), columns.end(), column) == columns.end()) {
+				columns.push_back(column);
+			}
+		}
+		scans += " POSITIONAL JOIN " + PositionalScan(table, *side.first, *side.second, rows) + " " + alias;
 	}
-	auto rowid = [](const char *side) {
-		return std::string(side) + "." + ROWID;
-	};
-	// Each scan yields the groups' live rows in rowid order; POSITIONAL JOIN pairs them by that order,
-	// and unequal rowids on a pair mean the deleted rows differ after all.
-	auto misaligned = "(" + rowid("__b") + " IS DISTINCT FROM " + rowid("__o") + " OR " + rowid("__b") +
-	                  " IS DISTINCT FROM " + rowid("__t") + ")";
-	std::vector<std::string> differs {misaligned};
-	for (auto &column : ours_columns) {
-		differs.push_back("__b." + SqlIdentifier(column) + " IS DISTINCT FROM __o." + SqlIdentifier(column));
-	}
-	for (auto &column : theirs_columns) {
-		differs.push_back("__b." + SqlIdentifier(column) + " IS DISTINCT FROM __t." + SqlIdentifier(column));
-	}
-	return "SELECT " + rowid("__b") + " AS r, " + misaligned + " AS misaligned FROM " +
-	       PositionalScan(table, base, columns, rows) + " __b POSITIONAL JOIN " +
-	       PositionalScan(table, ours, ours_columns, rows) + " __o POSITIONAL JOIN " +
-	       PositionalScan(table, theirs, theirs_columns, rows) + " __t WHERE " + JoinSql(differs, " OR ", "false");
+	auto check = "(" + JoinSql(misaligned, " OR ", "false") + ")";
+	differs.push_back(check);
+	return "SELECT __b." + std::string(ROWID) + " AS r, " + check + " AS misaligned FROM " +
+	       PositionalScan(table, base, columns, rows) + " __b" + scans + " WHERE " + JoinSql(differs, " OR ", "false");
 }
 
 std::string PositionalInputs(const TableShape &table, const std::string &base, const std::string &ours,
@@ -134,8 +134,11 @@ std::string PositionalInputs(const TableShape &table, const std::string &base, c
 	auto on = [](const char *side) {
 		return std::string(" ON ") + side + "." + ROWID + " = __b." + ROWID;
 	};
-	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + at(base, "") + " __b JOIN " + at(ours, shift) + " __o" +
-	       on("__o") + " JOIN " + at(theirs, "") + " __t" + on("__t");
+	// A side that rewrote nothing in these groups holds the base's rows there.
+	auto &o = reads.ours_positional_columns.empty() ? base : ours;
+	auto &t = reads.theirs_positional_columns.empty() ? base : theirs;
+	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + at(base, "") + " __b JOIN " + at(o, shift) + " __o" +
+	       on("__o") + " JOIN " + at(t, "") + " __t" + on("__t");
 }
 
 } // namespace differential

@@ -17,7 +17,7 @@ RAN, TAKEN, RESOLVED = set(), set(), set()
 
 def position_matched(con):
     return con.execute("SELECT count(*) FROM duckdb_logs_parsed('differential') "
-                       "WHERE event = 'merge_position_match'").fetchone()[0]
+                       "WHERE event = 'positions_matched'").fetchone()[0]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

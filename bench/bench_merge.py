@@ -1,7 +1,9 @@
 """Merge scaling: an orders-like table of 1M and 3M rows, 100 and 300 sparse non-conflicting
-updates per side; comparison, application and publication times, and t(3M)/t(1M)."""
+updates per side spread over the table, and 100 confined to its newest rows; comparison, application
+and publication times, t(3M)/t(1M), and the 3M spread merge against the 3M confined one."""
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import statistics
@@ -11,6 +13,10 @@ import duckdb
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+
+
+# The 1-minute load average before every measured merge: the machine is shared.
+LOAD = []
 
 
 def connect(repository):
@@ -76,6 +82,7 @@ def measure(work, rows, changes, runs, clustered=False):
     con = connect(repository)
     samples = []
     for run in range(runs):
+        LOAD.append(os.getloadavg()[0])
         r = con.execute(
             "SELECT merge_action, comparison_ms, application_ms, publication_ms, selection_ms, planning_ms "
             f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{run}')"
@@ -100,6 +107,8 @@ def measure(work, rows, changes, runs, clustered=False):
     con.close()
     shutil.rmtree(repository, ignore_errors=True)
     result = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+    result["total_min_ms"] = min(s["total_ms"] for s in samples)
+    result["total_max_ms"] = max(s["total_ms"] for s in samples)
     result["storage_changed"] = changed_storage
     return result
 
@@ -172,6 +181,8 @@ def main():
         "ratio_3M_to_1M_clustered": clustered["3000000/100"]["total_ms"] / max(1, clustered["1000000/100"]["total_ms"]),
         "ratio_3M_to_1M_100": results["3000000/100"]["total_ms"] / max(1, results["1000000/100"]["total_ms"]),
         "ratio_3M_to_1M_300": results["3000000/300"]["total_ms"] / max(1, results["1000000/300"]["total_ms"]),
+        "ratio_spread_to_confined_3M": results["3000000/100"]["total_ms"] / max(1, clustered["3000000/100"]["total_ms"]),
+        "load_average": LOAD,
     }
     print(json.dumps(report, indent=2))
     if args.json:

@@ -72,4 +72,12 @@ void SetFaultPointForTesting(const std::string &spec) {
 	Configure(Config(), spec);
 }
 
+bool MutationEnabled(const char *label) {
+	static const std::string mutation = []() {
+		auto env = std::getenv("DIFFERENTIAL_MUTATION");
+		return std::string(env ? env : "");
+	}();
+	return !mutation.empty() && mutation == label;
+}
+
 } // namespace differential

@@ -1,5 +1,6 @@
 // Labelled fault points for the fault-injection tests: with DIFFERENTIAL_FAULT_POINT=<label>:<n>[:<errno>]
-// in the environment, the n-th pass of <label> reports that errno (EIO unless ENOSPC is named) once.
+// in the environment, the n-th pass of <label> reports that errno (EIO unless ENOSPC is named) once;
+// with DIFFERENTIAL_MUTATION=<label>, a named mutation (a deliberate bug the tests must catch) is on.
 #pragma once
 
 #include <string>
@@ -12,5 +13,9 @@ int InjectedFault(const char *label);
 //! Unit tests (one process, many cases): replaces the environment's setting; "" turns faults off.
 //! Not thread-safe against concurrent InjectedFault calls.
 void SetFaultPointForTesting(const std::string &spec);
+
+//! Whether the deliberate bug `label` is switched on (DIFFERENTIAL_MUTATION, read once): mutation
+//! tests turn one on to show that the tests guarding that code fail when it is wrong.
+bool MutationEnabled(const char *label);
 
 } // namespace differential

@@ -3,6 +3,7 @@
 #include "merge/merge_branch.hpp"
 
 #include "common/errors.hpp"
+#include "common/logging.hpp"
 #include "common/names.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/common/exception.hpp"
@@ -105,7 +106,9 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	result.timings.planning_ms = MillisSince(planning_start);
 	auto comparison_start = Clock::now();
 	CompareAndStage(session, metadata, database, options, record, result);
+	LogTimer provenance;
 	record.extra_info = Provenance(metadata, repository, database, operation_name, options, record);
+	LogEvent("provenance_hashed", provenance.ElapsedMs(), "database " + database);
 	result.timings.application_ms = session.application_ms;
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
 	operation.Phase(MergePhase::PUBLICATION);

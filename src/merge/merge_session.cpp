@@ -3,10 +3,12 @@
 #include "merge/merge_session.hpp"
 
 #include "common/errors.hpp"
+#include "common/logging.hpp"
 #include "common/names.hpp"
 #include "common/sql_quote.hpp"
 #include "duckdb/main/connection.hpp"
 #include "merge/merge_sql.hpp"
+#include "merge/positional_match.hpp"
 #include "merge/storage_identity.hpp"
 #include "merge/typed_value.hpp"
 
@@ -152,6 +154,9 @@ void MergeSession::CheckReadBudget(const std::vector<InputReads> &reads) {
 		if (table.shape.base.table_present) {
 			rows += count(base, name, r.base_rows);
 		}
+		// The positional groups are scanned on the base and each side that rewrote columns there.
+		auto scanned = 1 + !r.ours_positional_columns.empty() + !r.theirs_positional_columns.empty();
+		rows += r.positional_rows.empty() ? 0 : scanned * count(base, name, r.positional_rows);
 		if (table.shape.ours.table_present && !r.ours_as_base) {
 			rows +=
 			    count(ours, name, r.ours_rows) + (r.ours_from_base.empty() ? 0 : count(base, name, r.ours_from_base));
@@ -238,12 +243,16 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	operation.SetTables(names);
 	operation.Phase(MergePhase::COMPARISON);
 	auto reads = FindUnchangedStorage();
+	LogTimer budget;
 	CheckReadBudget(reads);
+	LogEvent("read_budget_checked", budget.ElapsedMs(), "database " + database);
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
 		MergeObjectResult object;
+		LogTimer timer;
 		decision_tables[i] = CompareTable(i, reads[i], counts, resolutions, object);
+		LogEvent("table_compared", timer.ElapsedMs(), "table " + plan.tables[i].shape.name);
 		objects.push_back(object);
 		operation.TableDone(i, TableState::COMPARED, object.counts);
 	}
@@ -326,8 +335,13 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	}
 	// Numbered, not named: table names differing only in case are one name to DuckDB.
 	auto decisions = SqlIdentifier("__merge_decisions@" + tag + "@" + std::to_string(index));
+	auto positions = SqlIdentifier("__merge_positions@" + tag + "@" + std::to_string(index));
+	auto used = MatchPositions(table.shape, reads, positions);
 	RunSql(*connection,
-	       "CREATE TEMP TABLE " + decisions + " AS " + DecisionQuery(table.shape, base, ours, theirs, reads));
+	       "CREATE TEMP TABLE " + decisions + " AS " + DecisionQuery(table.shape, base, ours, theirs, used));
+	if (!used.positions.empty()) {
+		RunSql(*connection, "DROP TABLE " + positions);
+	}
 	for (auto &resolution : resolutions) {
 		if (resolution.table == table.shape.name) {
 			ApplyResolution(*connection, table.shape, decisions, resolution,
@@ -339,6 +353,36 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	    ConflictDetails(*connection, table.shape, decisions, settings.conflict_limit, settings.conflict_offset);
 	row_conflicts += object.counts.conflicts;
 	return decisions;
+}
+
+InputReads MergeSession::MatchPositions(const TableShape &table, const InputReads &reads,
+                                        const std::string &positions) {
+	if (reads.positional_rows.empty()) {
+		return reads;
+	}
+	LogTimer timer;
+	RunSql(*connection, "CREATE TEMP TABLE " + positions + " AS " + PositionsQuery(table, base, ours, theirs, reads));
+	if (ScalarInt(*connection, "SELECT count(*) FROM " + positions + " WHERE misaligned") == 0) {
+		if (LogEnabled()) {
+			LogEvent("positions_matched", timer.ElapsedMs(),
+			         "table " + table.name + ": " + std::to_string(reads.ours_positional_columns.size()) + " + " +
+			             std::to_string(reads.theirs_positional_columns.size()) + " column(s) compared by position, " +
+			             std::to_string(ScalarInt(*connection, "SELECT count(*) FROM " + positions)) +
+			             " row(s) differ");
+		}
+		auto used = reads;
+		used.positions = positions;
+		return used;
+	}
+	// Equal live counts with other deleted rows: the storage argument does not hold for this table,
+	// so every row of it is matched by key, as the reference method does.
+	RunSql(*connection, "DROP TABLE " + positions);
+	LogWarning("positions_misaligned",
+	           "table " + table.name + ": rows at one position differ in rowid between the inputs; matched by key");
+	InputReads whole;
+	whole.ours_as_base = reads.ours_as_base;
+	whole.theirs_as_base = reads.theirs_as_base;
+	return whole;
 }
 
 std::vector<InputReads> MergeSession::FindUnchangedStorage() {
@@ -367,7 +411,10 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 			t.blocks = blocks(inputs.theirs);
 		}
 	}
-	return UnchangedStorageReads(*connection, plan.tables, b, o, t);
+	LogTimer timer;
+	auto reads = UnchangedStorageReads(*connection, plan.tables, b, o, t);
+	LogEvent("storage_layout_read", timer.ElapsedMs(), "database " + database);
+	return reads;
 }
 
 } // namespace differential

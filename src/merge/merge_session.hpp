@@ -100,6 +100,9 @@ private:
 	//! empty when the table needs no decisions.
 	std::string CompareTable(size_t index, const InputReads &reads, bool counts,
 	                         const std::vector<FrozenResolution> &resolutions, MergeObjectResult &object);
+	//! Materializes the positions where a positional group differs into `positions` and returns the
+	//! reads that use them; falls back to the key join for the whole table when the scans disagree.
+	InputReads MatchPositions(const TableShape &table, const InputReads &reads, const std::string &positions);
 	void CheckDropsAgainstChanges(TablePlan &table);
 	void StageResult(const std::vector<std::string> &decision_tables, std::vector<MergeObjectResult> &objects);
 	void PrepareStage();

@@ -8,7 +8,9 @@
 #include "merge/storage_identity.hpp"
 
 #include "common/sql_quote.hpp"
+#include "duckdb/common/string_util.hpp"
 #include "merge/merge_sql.hpp"
+#include "merge/positional_match.hpp"
 
 #include <algorithm>
 #include <set>
@@ -27,7 +29,8 @@ FileAddress SnapshotDatabaseFile(const std::string &repository, const std::strin
 //! A table's segments, row group by row group: the signatures (without start and live count) and each
 //! group's row count. False when the storage cannot vouch for the table.
 static bool ReadSegments(duckdb::Connection &connection, const std::string &qualified, const BlockIdentity &blocks,
-                         std::vector<std::string> &groups, std::vector<int64_t> &sizes) {
+                         TableLayout &layout, std::vector<int64_t> &sizes) {
+	auto &groups = layout.groups;
 	bool vouched = true;
 	auto block_hash = [&](int64_t block) {
 		auto hash = blocks.BlockHash(uint64_t(block));
@@ -37,8 +40,8 @@ static bool ReadSegments(duckdb::Connection &connection, const std::string &qual
 	std::vector<int64_t> validity_sizes;
 	for (auto &row :
 	     QueryRows(connection, "SELECT row_group_id, column_id, column_path, segment_type, start, count, compression, "
-	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids "
-	                           "FROM pragma_storage_info(" +
+	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids, "
+	                           "lower(column_name) FROM pragma_storage_info(" +
 	                               SqlLiteral(qualified) + ") ORDER BY row_group_id, column_id, column_path, start")) {
 		if (row.GetBaseValue(8).GetValue<bool>() || !row.GetBaseValue(9).GetValue<bool>()) {
 			return false;
@@ -46,10 +49,11 @@ static bool ReadSegments(duckdb::Connection &connection, const std::string &qual
 		auto group = size_t(row.GetBaseValue(0).GetValue<int64_t>());
 		if (group >= groups.size()) {
 			groups.resize(group + 1);
+			layout.columns.resize(group + 1);
 			sizes.resize(group + 1, 0);
 			validity_sizes.resize(group + 1, 0);
 		}
-		auto &signature = groups[group];
+		std::string signature;
 		for (size_t i = 1; i < 12; i++) {
 			signature += row.GetBaseValue(i).ToString() + "|";
 		}
@@ -64,6 +68,8 @@ static bool ReadSegments(duckdb::Connection &connection, const std::string &qual
 			}
 		}
 		signature += "\n";
+		groups[group] += signature;
+		layout.columns[group][row.GetBaseValue(13).ToString()] += signature;
 		// A row group's rows: the first column's top-level segments cover them once; a nested first
 		// column (STRUCT, ARRAY, UNION) has none, but its validity child covers every row.
 		auto path = row.GetBaseValue(2).ToString();
@@ -104,24 +110,49 @@ static std::vector<int64_t> LiveRows(duckdb::Connection &connection, const std::
 	return live;
 }
 
+//! Whether the rowid ranges computed from the groups' sizes are the groups' own. They are not when
+//! a checkpoint dropped a fully deleted row group: the groups after it keep their rowids, so the
+//! ranges are shifted. Such a shift leaves a range without live rows or live rows outside every range.
+static bool RowidsExplained(duckdb::Connection &connection, const std::string &qualified, const TableLayout &layout) {
+	int64_t covered = 0;
+	for (auto live : layout.live) {
+		if (live <= 0) {
+			return false;
+		}
+		covered += live;
+	}
+	for (auto &row : QueryRows(connection, "SELECT count(*), coalesce(max(rowid), -1) FROM " + qualified)) {
+		return row.GetBaseValue(0).GetValue<int64_t>() == covered &&
+		       row.GetBaseValue(1).GetValue<int64_t>() < layout.starts.back();
+	}
+	return false;
+}
+
 TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
                             const BlockIdentity &blocks) {
 	TableLayout layout;
 	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
 	std::vector<int64_t> sizes;
-	if (!ReadSegments(connection, qualified, blocks, layout.groups, sizes)) {
+	if (!ReadSegments(connection, qualified, blocks, layout, sizes)) {
 		layout.groups.clear();
+		layout.columns.clear();
 		return layout;
 	}
-	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended.
+	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended,
+	// unless a checkpoint dropped a group in between (RowidsExplained refuses the layout then).
 	layout.starts.push_back(0);
 	for (auto size : sizes) {
 		layout.starts.push_back(layout.starts.back() + size);
 	}
-	auto live = LiveRows(connection, qualified, layout.starts);
+	layout.live = LiveRows(connection, qualified, layout.starts);
+	if (!RowidsExplained(connection, qualified, layout)) {
+		layout.groups.clear();
+		layout.columns.clear();
+		return layout;
+	}
 	for (size_t i = 0; i < layout.groups.size(); i++) {
-		layout.groups[i] =
-		    "start " + std::to_string(layout.starts[i]) + "\n" + layout.groups[i] + "live " + std::to_string(live[i]);
+		layout.groups[i] = "start " + std::to_string(layout.starts[i]) + "\n" + layout.groups[i] + "live " +
+		                   std::to_string(layout.live[i]);
 	}
 	layout.known = true;
 	return layout;
@@ -182,24 +213,41 @@ static std::vector<size_t> GroupsWhere(size_t count, PICK pick) {
 
 //! Narrows a table both sides changed to the row groups either side changed: a key outside them has
 //! the same row on all three inputs (keys are unique, so a key in a row group equal to the base's is
-//! in no changed one).
-static void NarrowToChangedGroups(const TableLayout &b, const TableLayout &o, const TableLayout &t, InputReads &r) {
+//! in no changed one). Of those, the groups whose rows match by position (positional_match.hpp) are
+//! compared by rowid; the key join reads the others.
+static void NarrowToChangedGroups(const TableShape &shape, const TableLayout &b, const TableLayout &o,
+                                  const TableLayout &t, InputReads &r) {
 	auto same_o = SameRowGroups(b, o), same_t = SameRowGroups(b, t);
-	auto base_groups = GroupsWhere(b.groups.size(), [&](size_t g) { return !same_o[g] || !same_t[g]; });
-	if (base_groups.size() == b.groups.size()) {
+	auto positional = PositionalGroups(b, o, t, shape.key);
+	auto by_position = [&](size_t g) {
+		return g < positional.size() && positional[g];
+	};
+	auto base_groups =
+	    GroupsWhere(b.groups.size(), [&](size_t g) { return (!same_o[g] || !same_t[g]) && !by_position(g); });
+	auto positional_groups = GroupsWhere(b.groups.size(), by_position);
+	if (positional_groups.empty() && base_groups.size() == b.groups.size()) {
 		return;
 	}
 	r.base_rows = RowGroupRanges(base_groups, b);
+	if (!positional_groups.empty()) {
+		r.positional_rows = RowGroupRanges(positional_groups, b);
+		r.ours_positional_columns = ChangedColumns(shape, positional, b, o);
+		r.theirs_positional_columns = ChangedColumns(shape, positional, b, t);
+	}
 	if (!r.ours_as_base) {
-		r.ours_rows = RowGroupRanges(GroupsWhere(o.groups.size(), [&](size_t g) { return !same_o[g]; }), o);
-		auto from_base = GroupsWhere(b.groups.size(), [&](size_t g) { return same_o[g] && !same_t[g]; });
+		r.ours_rows =
+		    RowGroupRanges(GroupsWhere(o.groups.size(), [&](size_t g) { return !same_o[g] && !by_position(g); }), o);
+		auto from_base =
+		    GroupsWhere(b.groups.size(), [&](size_t g) { return same_o[g] && !same_t[g] && !by_position(g); });
 		if (!from_base.empty()) {
 			r.ours_from_base = RowGroupRanges(from_base, b);
 		}
 	}
 	if (!r.theirs_as_base) {
-		r.theirs_rows = RowGroupRanges(GroupsWhere(t.groups.size(), [&](size_t g) { return !same_t[g]; }), t);
-		auto from_base = GroupsWhere(b.groups.size(), [&](size_t g) { return same_t[g] && !same_o[g]; });
+		r.theirs_rows =
+		    RowGroupRanges(GroupsWhere(t.groups.size(), [&](size_t g) { return !same_t[g] && !by_position(g); }), t);
+		auto from_base =
+		    GroupsWhere(b.groups.size(), [&](size_t g) { return same_t[g] && !same_o[g] && !by_position(g); });
 		if (!from_base.empty()) {
 			r.theirs_from_base = RowGroupRanges(from_base, b);
 		}
@@ -209,6 +257,12 @@ static void NarrowToChangedGroups(const TableLayout &b, const TableLayout &o, co
 //! Only tables in all three inputs with no schema change have storage to compare.
 static bool Comparable(const TablePlan &table) {
 	auto &shape = table.shape;
+	// A column named rowid hides the rowid the narrowed reads select by.
+	for (auto &column : shape.columns) {
+		if (duckdb::StringUtil::Lower(column) == "rowid") {
+			return false;
+		}
+	}
 	return table.merge_rows && table.schema_changes.empty() && table.table_action == TableAction::NONE &&
 	       shape.base.table_present && shape.ours.table_present && shape.theirs.table_present;
 }
@@ -240,7 +294,7 @@ std::vector<InputReads> UnchangedStorageReads(duckdb::Connection &connection, co
 		r.ours_as_base = o.known && o.groups == b.groups;
 		r.theirs_as_base = t.known && t.groups == b.groups;
 		if (o.known && t.known) {
-			NarrowToChangedGroups(b, o, t, r);
+			NarrowToChangedGroups(tables[i].shape, b, o, t, r);
 		}
 	}
 	return reads;

@@ -28,6 +28,10 @@ struct TableLayout {
 	bool known = false;
 	std::vector<int64_t> starts;
 	std::vector<std::string> groups;
+	//! Per row group: its live rows, and each column's segments (by lowercase column name) as
+	//! comparable text: equal text, equal values at every position of the group.
+	std::vector<int64_t> live;
+	std::vector<std::map<std::string, std::string>> columns;
 };
 TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
                             const BlockIdentity &blocks);

@@ -6,6 +6,7 @@
 
 #include "common/sql_quote.hpp"
 #include "duckdb/common/string_util.hpp"
+#include "merge/positional_match.hpp"
 
 namespace differential {
 
@@ -130,6 +131,9 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
                           const std::string &theirs, const InputReads &reads) {
 	auto values = table.ValueColumns();
 	auto joined = JoinedInputs(table, base, ours, theirs, reads);
+	if (!reads.positions.empty()) {
+		joined += " UNION ALL " + PositionalInputs(table, base, ours, theirs, reads);
+	}
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
 		auto b = N("b_", i), o = N("o_", i), t = N("t_", i);
@@ -230,7 +234,8 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 		              " __d WHERE __d.action = 'update' AND " + JoinSql(match, " AND ", "true"));
 	}
 	out.push_back("INSERT INTO " + qualified + " (" + JoinSql(inserted_columns, ", ", "") + ") SELECT " +
-	              JoinSql(inserted_values, ", ", "") + " FROM " + decisions + " WHERE action = 'insert'");
+	              JoinSql(inserted_values, ", ", "") + " FROM " + decisions + " WHERE action = 'insert' ORDER BY " +
+	              JoinSql(KeyNames(table), ", ", "1"));
 	return out;
 }
 

@@ -58,6 +58,14 @@ struct InputReads {
 	//! because the other side changed them.
 	std::string ours_from_base;
 	std::string theirs_from_base;
+	//! Position matching (positional_match.hpp): a rowid predicate selecting the row groups whose rows
+	//! match by position (the same rowids on all three inputs; the predicates above leave them out),
+	//! the value columns each side can have changed there, and, once materialized, the table of the
+	//! positions where they differ.
+	std::string positional_rows;
+	std::vector<std::string> ours_positional_columns;
+	std::vector<std::string> theirs_positional_columns;
+	std::string positions;
 };
 
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,

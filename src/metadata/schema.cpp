@@ -225,19 +225,27 @@ CREATE INDEX pins_by_root ON pins(root_id);
 CREATE INDEX snapshots_by_time ON snapshots(database_id, created_at_us, snapshot_id);
 CREATE INDEX snapshots_by_branch ON snapshots(database_id, branch_name, snapshot_id);
 CREATE TABLE root_candidates(root_id INTEGER PRIMARY KEY);
+-- NOT EXISTS, not INSERT OR IGNORE: an outer statement's conflict clause (a publication's upsert) overrides
+-- a trigger's, so a duplicate would fail the publication.
 CREATE TRIGGER branch_files_root_moved AFTER UPDATE OF root_id ON branch_files
     WHEN OLD.root_id IS NOT NULL AND OLD.root_id IS NOT NEW.root_id
-    BEGIN INSERT OR IGNORE INTO root_candidates(root_id) VALUES (OLD.root_id); END;
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 CREATE TRIGGER branch_files_root_deleted AFTER DELETE ON branch_files WHEN OLD.root_id IS NOT NULL
-    BEGIN INSERT OR IGNORE INTO root_candidates(root_id) VALUES (OLD.root_id); END;
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 CREATE TRIGGER snapshots_root_moved AFTER UPDATE OF root_id ON snapshots WHEN OLD.root_id IS NOT NEW.root_id
-    BEGIN INSERT OR IGNORE INTO root_candidates(root_id) VALUES (OLD.root_id); END;
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 CREATE TRIGGER snapshots_root_deleted AFTER DELETE ON snapshots
-    BEGIN INSERT OR IGNORE INTO root_candidates(root_id) VALUES (OLD.root_id); END;
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 CREATE TRIGGER pins_root_moved AFTER UPDATE OF root_id ON pins WHEN OLD.root_id IS NOT NEW.root_id
-    BEGIN INSERT OR IGNORE INTO root_candidates(root_id) VALUES (OLD.root_id); END;
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 CREATE TRIGGER pins_root_deleted AFTER DELETE ON pins
-    BEGIN INSERT OR IGNORE INTO root_candidates(root_id) VALUES (OLD.root_id); END;
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 )",
 };
 

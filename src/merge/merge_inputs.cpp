@@ -20,8 +20,11 @@ MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &datab
 	MergeBranchResult result;
 	result.ours = metadata.history.RequireBranchHead(database, target, "merges read");
 	result.theirs = metadata.history.RequireBranchHead(database, source, "merges read");
-	auto ancestry = ComputeAncestry(metadata.history.ReachableParents(database, {result.ours, result.theirs}),
-	                                result.ours, result.theirs);
+	// A walk that stops at the base; the whole reachable graph only if ids ever broke creation order.
+	auto walked = SelectBaseByWalk(metadata.history.ParentReader(database), result.ours, result.theirs);
+	auto ancestry = walked ? *walked
+	                       : ComputeAncestry(metadata.history.ReachableParents(database, {result.ours, result.theirs}),
+	                                         result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
 		Fail(ErrorKind::INVALID, "merge_base_ambiguous",
 		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "

@@ -354,6 +354,25 @@ std::map<int64_t, std::vector<int64_t>> HistoryStore::ReachableParents(const std
 	return graph;
 }
 
+std::function<std::vector<int64_t>(int64_t)> HistoryStore::ParentReader(const std::string &database) {
+	int64_t database_id = 0;
+	{
+		auto session = core.Read();
+		database_id = RequireDatabaseId(session, database);
+	}
+	return [this, database_id](int64_t snapshot_id) {
+		auto session = core.Read();
+		auto stmt = session.db.Prepare("SELECT parent_snapshot_id FROM snapshot_parents WHERE database_id = ? AND "
+		                               "snapshot_id = ? ORDER BY ordinal");
+		stmt.Bind(1, database_id).Bind(2, snapshot_id);
+		std::vector<int64_t> parents;
+		while (stmt.Step()) {
+			parents.push_back(stmt.Int(0));
+		}
+		return parents;
+	};
+}
+
 std::set<int64_t> HistoryStore::KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids) {
 	auto session = core.Read();
 	auto database_id = RequireDatabaseId(session, database);

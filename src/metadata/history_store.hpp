@@ -5,6 +5,7 @@
 #include "metadata/metadata_core.hpp"
 #include "metadata/records.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -46,6 +47,9 @@ public:
 	//! expired snapshot of the database is not a key.
 	std::map<int64_t, std::vector<int64_t>> ReachableParents(const std::string &database,
 	                                                         const std::vector<int64_t> &heads);
+	//! A reader of one snapshot's parents (recorded order) at a time, one primary-key seek each, for walks
+	//! that stop early; refuses a missing database now (database_not_found).
+	std::function<std::vector<int64_t>(int64_t)> ParentReader(const std::string &database);
 	//! Which of the ids are kept snapshots of the database: one read and one statement for them all.
 	std::set<int64_t> KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids);
 	//! When the snapshot was expired, if it was.

@@ -80,9 +80,13 @@ def history_lines(history):
             f"{t} {c['bytes_freed'] / 1e6:.1f} MB in {c['segments_deleted']} segment(s), {c['chunks_deleted']} chunks, "
             f"{c['index_pages_deleted']} index pages, {c['roots_deleted']} roots"
             for t, c in history["cleanup"].items()) if history.get("cleanup") else "- Garbage removed: not recorded"),
-        "- The base selection a merge makes is `ComputeAncestry`, the `selected_base` of `differential_merge_ancestry`; "
-        "the preview row adds what every merge does around it (attaching the three snapshots, comparing the table)",
+        "- The base selection a merge makes (`SelectBaseByWalk`: the `selected_base` of `differential_merge_ancestry`, "
+        "read by a walk that stops at the base) is inside the preview row, with what every merge does around it "
+        "(attaching the three snapshots, comparing the table)",
         f"- Operations above 1.5x in this run: {', '.join(op['key'] for op in over) if over else 'none'}",
+        "- Operations whose ratio of minimums is above 1.5 in this run: " + (', '.join(
+            f"{op['key']} ({op['large']['min'] / op['fresh']['min']:.2f})" for op in ops
+            if op['large']['min'] / op['fresh']['min'] > 1.5) or 'none'),
         f"- Load average (1 min) during the run: {load['min']:.1f} to {load['max']:.1f} (median {load['median']:.1f}) "
         "on this 2-core machine, which other builds and tests shared: single runs of a few milliseconds move by "
         "tens of percent, so read the medians, and the ratios only where they are far from 1.",

@@ -46,7 +46,7 @@ static unique_ptr<FunctionData> BindDropDatabase(ClientContext &, TableFunctionB
 	    [=](ClientContext &context) {
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
-		    auto record = metadata.history.FindDatabase(database);
+		    auto record = metadata.history.FindDatabase(database, true);
 		    if (!record) {
 			    Fail(ErrorKind::NOT_FOUND, "database_not_found",
 			         "Database " + QuoteName(database) +

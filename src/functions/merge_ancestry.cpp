@@ -29,7 +29,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"expired", LogicalType::BOOLEAN}},
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
-		    auto graph = metadata.history.SnapshotParents(database);
+		    auto graph = metadata.history.ReachableParents(database, {ours, theirs});
 		    for (auto id : {ours, theirs}) {
 			    if (!graph.count(id)) {
 				    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",

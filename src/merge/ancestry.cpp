@@ -2,6 +2,7 @@
 // that is a proper ancestor of another one.
 #include "merge/ancestry.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace differential {
@@ -74,6 +75,78 @@ Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t their
 		node.from_theirs = from_theirs.count(id) > 0;
 		node.candidate = node.from_ours && node.from_theirs && !dominated.count(id);
 		result.nodes.push_back(node);
+	}
+	return result;
+}
+
+namespace {
+
+//! The walk's frontier: snapshots still to read, largest id first, with what reaches each.
+class Frontier {
+public:
+	static constexpr uint8_t OURS = 1, THEIRS = 2, STALE = 4;
+
+	void Add(int64_t id, uint8_t reached_by) {
+		auto &flags = reached[id];
+		if (pending.count(id) && !(flags & STALE)) {
+			live--;
+		}
+		flags |= reached_by;
+		pending.insert(id);
+		if (!(flags & STALE)) {
+			live++;
+		}
+	}
+	//! True while a snapshot to read does not descend from a common ancestor already found.
+	bool HasLive() const {
+		return live > 0;
+	}
+	//! The largest pending id and what reaches it; final, since every child (a larger id) was read before.
+	std::pair<int64_t, uint8_t> Take() {
+		auto id = *pending.rbegin();
+		pending.erase(id);
+		auto flags = reached[id];
+		if (!(flags & STALE)) {
+			live--;
+		}
+		return {id, flags};
+	}
+
+private:
+	std::map<int64_t, uint8_t> reached;
+	std::set<int64_t> pending;
+	size_t live = 0;
+};
+
+} // namespace
+
+std::optional<Ancestry> SelectBaseByWalk(const ParentsOf &parents_of, int64_t ours, int64_t theirs) {
+	Frontier frontier;
+	frontier.Add(ours, Frontier::OURS);
+	frontier.Add(theirs, Frontier::THEIRS);
+	Ancestry result;
+	while (frontier.HasLive()) {
+		auto next = frontier.Take();
+		auto flags = next.second;
+		bool common = (flags & Frontier::OURS) && (flags & Frontier::THEIRS);
+		if (common && !(flags & Frontier::STALE)) {
+			// Read in descending order, so no common ancestor found later can be its descendant: a best one.
+			result.candidates.push_back(next.first);
+			flags |= Frontier::STALE;
+		}
+		for (auto parent : parents_of(next.first)) {
+			if (parent >= next.first) {
+				return std::nullopt;
+			}
+			frontier.Add(parent, flags);
+		}
+	}
+	std::sort(result.candidates.begin(), result.candidates.end());
+	if (result.candidates.size() == 1) {
+		result.selection = BaseSelection::SELECTED;
+		result.base = result.candidates[0];
+	} else if (result.candidates.size() > 1) {
+		result.selection = BaseSelection::AMBIGUOUS;
 	}
 	return result;
 }

@@ -5,6 +5,7 @@
 #include "common/enum_text.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,5 +57,15 @@ struct Ancestry {
 
 //! Both snapshots must be keys of the graph.
 Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs);
+
+//! The parents of one snapshot in recorded order (none for a root).
+using ParentsOf = std::function<std::vector<int64_t>(int64_t)>;
+
+//! ComputeAncestry's base selection (selection, base, candidates; no nodes) by a walk from both snapshots
+//! that reads parents in descending id order and stops as soon as everything left to read descends from a
+//! common ancestor already found, so it reads what lies above the base, not the history below it. Relies on
+//! every parent having a smaller id than its child (ids are handed out in creation order); returns nullopt,
+//! for the caller to use ComputeAncestry, if a parent breaks that.
+std::optional<Ancestry> SelectBaseByWalk(const ParentsOf &parents_of, int64_t ours, int64_t theirs);
 
 } // namespace differential

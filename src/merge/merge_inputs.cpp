@@ -20,7 +20,11 @@ MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &datab
 	MergeBranchResult result;
 	result.ours = metadata.history.RequireBranchHead(database, target, "merges read");
 	result.theirs = metadata.history.RequireBranchHead(database, source, "merges read");
-	auto ancestry = ComputeAncestry(metadata.history.SnapshotParents(database), result.ours, result.theirs);
+	// A walk that stops at the base; the whole reachable graph only if ids ever broke creation order.
+	auto walked = SelectBaseByWalk(metadata.history.ParentReader(database), result.ours, result.theirs);
+	auto ancestry = walked ? *walked
+	                       : ComputeAncestry(metadata.history.ReachableParents(database, {result.ours, result.theirs}),
+	                                         result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
 		Fail(ErrorKind::INVALID, "merge_base_ambiguous",
 		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
@@ -58,12 +62,13 @@ MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &datab
 }
 
 void RequireKeptInputs(MetadataStore &metadata, const std::string &database, const std::vector<int64_t> &snapshots) {
-	auto graph = metadata.history.SnapshotParents(database);
 	for (auto id : snapshots) {
 		if (!metadata.history.FindSnapshot(database, id)) {
-			Fail(ErrorKind::NOT_FOUND, graph.count(id) ? "snapshot_expired" : "snapshot_not_found",
+			// Only on refusal, one seek: no read of the history's graph.
+			bool expired = metadata.history.SnapshotExpiredAt(database, id).has_value();
+			Fail(ErrorKind::NOT_FOUND, expired ? "snapshot_expired" : "snapshot_not_found",
 			     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
-			         (graph.count(id) ? " was expired" : " does not exist") +
+			         (expired ? " was expired" : " does not exist") +
 			         "; a merge needs all three inputs kept. List them with differential_snapshots('" + database +
 			         "').");
 		}

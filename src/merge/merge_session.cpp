@@ -392,7 +392,7 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 	}
 	// The layout argument holds only for a side whose file was built from the base's by ordinary
 	// snapshots (see storage_identity).
-	auto graph = metadata.history.SnapshotParents(database);
+	auto graph = metadata.history.ReachableParents(database, {inputs.ours, inputs.theirs});
 	bool ours_descends = IsStorageAncestor(graph, inputs.base, inputs.ours);
 	bool theirs_descends = IsStorageAncestor(graph, inputs.base, inputs.theirs);
 	bool distinguishable = ours_descends || theirs_descends;

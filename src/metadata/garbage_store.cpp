@@ -1,14 +1,13 @@
-// Garbage collection: mark and sweep over live roots in one transaction; segment files are the
-// caller's (maintenance) to delete or compact.
+// Garbage collection: deletes what nothing references any more (by reference counts, in one transaction);
+// segment files are the caller's (maintenance) to delete or compact.
 #include "metadata/garbage_store.hpp"
 
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/process_identity.hpp"
 #include "metadata/lookups.hpp"
+#include "metadata/reference_counts.hpp"
 #include "metadata/sqlite.hpp"
-
-#include <unordered_set>
 
 namespace differential {
 
@@ -24,86 +23,6 @@ static int64_t ReleaseDeadPins(SqliteDatabase &db) {
 	for (auto pin : dead) {
 		release.Reset();
 		release.Bind(1, pin).Run();
-	}
-	return static_cast<int64_t>(dead.size());
-}
-
-using HashSet = std::unordered_set<Hash256, Hash256Hasher>;
-
-//! Fills the temp table live_roots and returns the index pages the live roots list.
-static HashSet MarkLivePages(SqliteDatabase &db) {
-	db.Execute("CREATE TEMP TABLE IF NOT EXISTS live_roots(root_id INTEGER PRIMARY KEY)");
-	db.Execute("DELETE FROM live_roots");
-	db.Execute("INSERT OR IGNORE INTO live_roots SELECT root_id FROM branch_files WHERE root_id IS NOT NULL "
-	           "UNION SELECT root_id FROM snapshots UNION SELECT root_id FROM pins");
-	HashSet live_pages;
-	auto roots = db.Prepare("SELECT pages FROM roots WHERE root_id IN (SELECT root_id FROM live_roots)");
-	while (roots.Step()) {
-		for (auto &page : SplitHashes(roots.Blob(0))) {
-			live_pages.insert(page);
-		}
-	}
-	return live_pages;
-}
-
-//! Names the first live page that is missing; the caller saw that one is (nothing was deleted yet).
-static void RequirePagesExist(SqliteDatabase &db, const HashSet &live_pages) {
-	auto page = db.Prepare("SELECT 1 FROM index_pages WHERE hash = ?");
-	for (auto &hash : live_pages) {
-		page.Reset();
-		page.BindBlob(1, hash.data(), hash.size());
-		if (!page.Step()) {
-			Fail(ErrorKind::IO, "corrupt_metadata",
-			     "Index page " + HashToHex(hash) +
-			         " of a live root is missing; nothing was cleaned up. Run differential_verify().");
-		}
-	}
-}
-
-//! One pass over index_pages: a live page's slots are live chunks, every other page is deleted. A pass
-//! instead of a lookup per live page: with thousands of snapshots the lookups were most of cleanup's time.
-static int64_t SweepPagesMarkingChunks(SqliteDatabase &db, const HashSet &live_pages, HashSet &live_chunks) {
-	std::vector<Hash256> dead;
-	size_t found = 0;
-	auto all = db.Prepare("SELECT hash, slots FROM index_pages");
-	while (all.Step()) {
-		auto hash = HashFromBlob(all.Blob(0));
-		if (!live_pages.count(hash)) {
-			dead.push_back(hash);
-			continue;
-		}
-		found++;
-		for (auto &slot : SplitHashes(all.Blob(1))) {
-			if (!IsZeroHash(slot)) {
-				live_chunks.insert(slot);
-			}
-		}
-	}
-	if (found != live_pages.size()) {
-		RequirePagesExist(db, live_pages);
-	}
-	auto del = db.Prepare("DELETE FROM index_pages WHERE hash = ?");
-	for (auto &hash : dead) {
-		del.Reset();
-		del.BindBlob(1, hash.data(), hash.size()).Run();
-	}
-	return static_cast<int64_t>(dead.size());
-}
-
-//! Deletes every chunk row whose hash is not live; returns how many.
-static int64_t SweepChunks(SqliteDatabase &db, const HashSet &live) {
-	std::vector<Hash256> dead;
-	auto all = db.Prepare("SELECT hash FROM chunks");
-	while (all.Step()) {
-		auto hash = HashFromBlob(all.Blob(0));
-		if (!live.count(hash)) {
-			dead.push_back(hash);
-		}
-	}
-	auto del = db.Prepare("DELETE FROM chunks WHERE hash = ?");
-	for (auto &hash : dead) {
-		del.Reset();
-		del.BindBlob(1, hash.data(), hash.size()).Run();
 	}
 	return static_cast<int64_t>(dead.size());
 }
@@ -134,16 +53,17 @@ GarbageReport GarbageStore::CollectGarbage() {
 	auto &db = txn.db;
 	GarbageReport report;
 	report.pins_released = ReleaseDeadPins(db);
-	auto live_pages = MarkLivePages(db);
-	HashSet live_chunks;
-	report.pages_deleted = SweepPagesMarkingChunks(db, live_pages, live_chunks);
-	db.Execute("DELETE FROM roots WHERE root_id NOT IN (SELECT root_id FROM live_roots)");
-	report.roots_deleted = db.Changes();
-	report.chunks_deleted = SweepChunks(db, live_chunks);
+	CountNewReferences(db);
+	SweepUnreferenced(db, report);
 	report.segments = SegmentUsages(db);
 	CrashPoint("cleanup.before_sweep_commit");
 	txn.Commit();
 	return report;
+}
+
+std::vector<std::string> GarbageStore::AuditReferences(int64_t &rows_checked) {
+	auto session = core.Read();
+	return AuditReferenceCounts(session.db, rows_checked);
 }
 
 std::vector<LiveRecord> GarbageStore::LiveRecordsIn(uint64_t segment_id) {

@@ -1,10 +1,11 @@
-// Garbage collection in the metadata: mark what branch files, snapshots and pins reach, sweep the
-// rest, report how much of each segment is still live, and follow compaction's moves.
+// Garbage collection in the metadata: delete what branch files, snapshots and pins no longer reach,
+// report how much of each segment is still live, and follow compaction's moves.
 #pragma once
 
 #include "metadata/metadata_core.hpp"
 #include "metadata/records.hpp"
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,9 +16,13 @@ public:
 	explicit GarbageStore(MetadataCore &core) : core(core) {
 	}
 
-	//! Mark and sweep in one transaction: releases pins of dead processes, then deletes every root,
-	//! index page and chunk row that no branch file, snapshot or pin reaches. Reports segment usage.
+	//! One transaction: releases pins of dead processes, counts the roots and pages written since the last
+	//! cleanup, then deletes every root, index page and chunk row that no branch file, snapshot or pin reaches
+	//! (by reference counts: the work follows the garbage, not the history). Reports segment usage.
 	GarbageReport CollectGarbage();
+	//! The full mark as a verifier (differential_verify): one line per reference count that disagrees with
+	//! the rows, or unreferenced root that no cleanup would find.
+	std::vector<std::string> AuditReferences(int64_t &rows_checked);
 	std::vector<LiveRecord> LiveRecordsIn(uint64_t segment_id);
 	//! Points records at their copies, where they still point at the originals.
 	void RelocateRecords(const std::vector<std::pair<LiveRecord, ChunkLocation>> &moves);

@@ -70,9 +70,13 @@ static SnapshotRecord ReadSnapshotRow(SqliteStatement &stmt) {
 	return r;
 }
 
-std::optional<DatabaseRecord> HistoryStore::FindDatabase(const std::string &name) {
+std::optional<DatabaseRecord> HistoryStore::FindDatabase(const std::string &name, bool with_counts) {
 	auto session = core.Read();
-	auto stmt = session.db.Prepare(std::string(DATABASE_COLUMNS) + "WHERE d.database_name = ?");
+	// Without the counts a seek on the name alone: counting the snapshots reads the database's whole history.
+	auto stmt =
+	    session.db.Prepare(with_counts ? std::string(DATABASE_COLUMNS) + "WHERE d.database_name = ?"
+	                                   : "SELECT database_id, database_name, database_uuid, created_at_us, -1, -1 "
+	                                     "FROM databases WHERE database_name = ?");
 	stmt.Bind(1, name);
 	if (stmt.Step()) {
 		return ReadDatabaseRow(stmt);
@@ -268,12 +272,14 @@ std::optional<SnapshotRecord> HistoryStore::FindSnapshot(const std::string &data
 }
 
 std::optional<SnapshotRecord> HistoryStore::FindSnapshotAsOf(const std::string &database, int64_t timestamp_us) {
+	// A seek on snapshots_by_time (database_id, created_at_us, snapshot_id), read backwards from the time.
 	return FirstSnapshot("WHERE d.database_name = ? AND s.created_at_us <= ? ORDER BY s.created_at_us DESC, "
 	                     "s.snapshot_id DESC LIMIT 1",
 	                     database, timestamp_us);
 }
 
 std::optional<SnapshotRecord> HistoryStore::LatestSnapshot(const std::string &database) {
+	// A seek on snapshots_by_branch (database_id, branch_name, snapshot_id), read backwards.
 	return FirstSnapshot("WHERE d.database_name = ? AND s.branch_name = 'main' ORDER BY s.snapshot_id DESC LIMIT 1",
 	                     database, std::nullopt);
 }
@@ -306,24 +312,67 @@ bool HistoryStore::HasUnsnapshottedChanges(const std::string &database, const st
 	return has_wal || current.length != head.length || current.pages != head.pages;
 }
 
-std::map<int64_t, std::vector<int64_t>> HistoryStore::SnapshotParents(const std::string &database) {
+std::map<int64_t, std::vector<int64_t>> HistoryStore::ReachableParents(const std::string &database,
+                                                                       const std::vector<int64_t> &heads) {
 	auto session = core.Read();
 	auto database_id = RequireDatabaseId(session, database);
-	std::map<int64_t, std::vector<int64_t>> graph;
-	auto ids = session.db.Prepare("SELECT snapshot_id FROM snapshots WHERE database_id = ?1 UNION "
-	                              "SELECT snapshot_id FROM expired_snapshots WHERE database_id = ?1");
-	ids.Bind(1, database_id);
-	while (ids.Step()) {
-		graph[ids.Int(0)];
+	auto known =
+	    session.db.Prepare("SELECT EXISTS(SELECT 1 FROM snapshots WHERE database_id = ?1 AND snapshot_id = ?2) "
+	                       "OR EXISTS(SELECT 1 FROM expired_snapshots WHERE database_id = ?1 AND "
+	                       "snapshot_id = ?2)");
+	std::vector<int64_t> starts;
+	for (auto head : heads) {
+		known.Reset();
+		known.Bind(1, database_id).Bind(2, head);
+		if (known.Step() && known.Int(0) != 0) {
+			starts.push_back(head);
+		}
 	}
-	auto edges = session.db.Prepare("SELECT snapshot_id, parent_snapshot_id FROM snapshot_parents WHERE "
-	                                "database_id = ? ORDER BY snapshot_id, ordinal");
-	edges.Bind(1, database_id);
-	while (edges.Step()) {
-		graph[edges.Int(0)].push_back(edges.Int(1));
-		graph[edges.Int(1)];
+	std::map<int64_t, std::vector<int64_t>> graph;
+	if (starts.empty()) {
+		return graph;
+	}
+	// One walk from all heads along the parent edges (a primary-key seek per snapshot reached), so the read
+	// follows what the heads reach, not the database's whole history.
+	std::string seeds = "SELECT ?2";
+	for (size_t i = 1; i < starts.size(); i++) {
+		seeds += " UNION SELECT ?" + std::to_string(i + 2);
+	}
+	auto walk = session.db.Prepare(
+	    "WITH RECURSIVE reach(id) AS (" + seeds +
+	    " UNION SELECT p.parent_snapshot_id FROM reach r JOIN snapshot_parents p ON p.database_id = ?1 AND "
+	    "p.snapshot_id = r.id) SELECT r.id, p.parent_snapshot_id FROM reach r LEFT JOIN snapshot_parents p ON "
+	    "p.database_id = ?1 AND p.snapshot_id = r.id ORDER BY r.id, p.ordinal");
+	walk.Bind(1, database_id);
+	for (size_t i = 0; i < starts.size(); i++) {
+		walk.Bind(static_cast<int>(i) + 2, starts[i]);
+	}
+	while (walk.Step()) {
+		auto &parents = graph[walk.Int(0)];
+		if (!walk.IsNull(1)) {
+			parents.push_back(walk.Int(1));
+		}
 	}
 	return graph;
+}
+
+std::function<std::vector<int64_t>(int64_t)> HistoryStore::ParentReader(const std::string &database) {
+	int64_t database_id = 0;
+	{
+		auto session = core.Read();
+		database_id = RequireDatabaseId(session, database);
+	}
+	return [this, database_id](int64_t snapshot_id) {
+		auto session = core.Read();
+		auto stmt = session.db.Prepare("SELECT parent_snapshot_id FROM snapshot_parents WHERE database_id = ? AND "
+		                               "snapshot_id = ? ORDER BY ordinal");
+		stmt.Bind(1, database_id).Bind(2, snapshot_id);
+		std::vector<int64_t> parents;
+		while (stmt.Step()) {
+			parents.push_back(stmt.Int(0));
+		}
+		return parents;
+	};
 }
 
 std::set<int64_t> HistoryStore::KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids) {

@@ -5,6 +5,7 @@
 #include "metadata/metadata_core.hpp"
 #include "metadata/records.hpp"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,7 +19,8 @@ public:
 	explicit HistoryStore(MetadataCore &core) : core(core) {
 	}
 
-	std::optional<DatabaseRecord> FindDatabase(const std::string &name);
+	//! The database's row; its branch_count and snapshot_count are counted only `with_counts` (else -1).
+	std::optional<DatabaseRecord> FindDatabase(const std::string &name, bool with_counts = false);
 	//! Creates the database and its main branch unless it exists; returns true when it was created.
 	bool EnsureDatabase(const std::string &name);
 	std::vector<DatabaseRecord> ListDatabases();
@@ -40,9 +42,14 @@ public:
 	//! True when the branch's state differs from its head snapshot; `has_wal` tells whether WAL
 	//! bytes (uncheckpointed commits) are part of the difference.
 	bool HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal);
-	//! Parent edges of every snapshot of the database, expired ones included (ancestry runs through
-	//! them): snapshot id -> parents in recorded order.
-	std::map<int64_t, std::vector<int64_t>> SnapshotParents(const std::string &database);
+	//! Parent edges of every snapshot reachable from the heads, expired ones included (ancestry runs
+	//! through them): snapshot id -> parents in recorded order. A head that is neither a kept nor an
+	//! expired snapshot of the database is not a key.
+	std::map<int64_t, std::vector<int64_t>> ReachableParents(const std::string &database,
+	                                                         const std::vector<int64_t> &heads);
+	//! A reader of one snapshot's parents (recorded order) at a time, one primary-key seek each, for walks
+	//! that stop early; refuses a missing database now (database_not_found).
+	std::function<std::vector<int64_t>(int64_t)> ParentReader(const std::string &database);
 	//! Which of the ids are kept snapshots of the database: one read and one statement for them all.
 	std::set<int64_t> KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids);
 	//! When the snapshot was expired, if it was.

@@ -221,6 +221,49 @@ CREATE TABLE merge_publications(
     descriptor BLOB,
     PRIMARY KEY(database_id, request_id));
 )",
+    // 8: cleanup follows the garbage: reference counts on index pages (roots listing them) and chunks (pages
+    // listing them), counted lazily by cleanup (a new row starts uncounted, so no writer has to know), roots a
+    // change released recorded by triggers as candidates, and the indexes that make each of these a seek.
+    R"(
+ALTER TABLE roots ADD COLUMN counted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE index_pages ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE index_pages ADD COLUMN counted INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE chunks ADD COLUMN refs INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX roots_uncounted ON roots(root_id) WHERE counted = 0;
+CREATE INDEX index_pages_uncounted ON index_pages(hash) WHERE counted = 0;
+CREATE INDEX index_pages_unreferenced ON index_pages(hash) WHERE refs = 0;
+CREATE INDEX chunks_unreferenced ON chunks(hash) WHERE refs = 0;
+-- Cleanup's per-segment live bytes and records from the index alone (no lookup of each chunk row).
+DROP INDEX chunks_by_segment;
+CREATE INDEX chunks_by_segment ON chunks(segment_id, length);
+CREATE INDEX snapshots_by_root ON snapshots(root_id);
+CREATE INDEX branch_files_by_root ON branch_files(root_id) WHERE root_id IS NOT NULL;
+CREATE INDEX pins_by_root ON pins(root_id);
+CREATE INDEX snapshots_by_time ON snapshots(database_id, created_at_us, snapshot_id);
+CREATE INDEX snapshots_by_branch ON snapshots(database_id, branch_name, snapshot_id);
+CREATE TABLE root_candidates(root_id INTEGER PRIMARY KEY);
+-- NOT EXISTS, not INSERT OR IGNORE: an outer statement's conflict clause (a publication's upsert) overrides
+-- a trigger's, so a duplicate would fail the publication.
+CREATE TRIGGER branch_files_root_moved AFTER UPDATE OF root_id ON branch_files
+    WHEN OLD.root_id IS NOT NULL AND OLD.root_id IS NOT NEW.root_id
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
+CREATE TRIGGER branch_files_root_deleted AFTER DELETE ON branch_files WHEN OLD.root_id IS NOT NULL
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
+CREATE TRIGGER snapshots_root_moved AFTER UPDATE OF root_id ON snapshots WHEN OLD.root_id IS NOT NEW.root_id
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
+CREATE TRIGGER snapshots_root_deleted AFTER DELETE ON snapshots
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
+CREATE TRIGGER pins_root_moved AFTER UPDATE OF root_id ON pins WHEN OLD.root_id IS NOT NEW.root_id
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
+CREATE TRIGGER pins_root_deleted AFTER DELETE ON pins
+    BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
+    WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

@@ -1,4 +1,4 @@
-"""Cleanup's mark (one pass over index_pages): a live root naming a missing index page refuses the whole cleanup with
+"""Cleanup's sweep (by reference counts): a new live root naming a missing index page refuses the whole cleanup with
 corrupt_metadata and deletes nothing; otherwise exactly the pages and chunks no live root reaches go."""
 import sqlite3
 
@@ -56,6 +56,6 @@ def test_sweep_keeps_what_live_roots_reach(con, repository):
     assert con.execute("SELECT count(*), sum(id) FROM db.t").fetchone() == (100000, 4999950000)
     assert con.execute("SELECT count(*) FROM db.t AT (VERSION => 1)").fetchone()[0] == 100000
     checks = con.execute("SELECT check_name, objects_checked, problems FROM differential_verify() ORDER BY 1").fetchall()
-    assert [c[0] for c in checks] == ["chunks", "roots", "wal_ranges"]
+    assert [c[0] for c in checks] == ["chunks", "references", "roots", "wal_ranges"]
     assert all(c[2] == 0 for c in checks), checks
     assert checks[0][1] == after["chunks"]

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace differential {
 
 static std::vector<int64_t> Ids(const Ancestry &a) {
@@ -78,6 +80,72 @@ TEST(AncestryTest, NumbersNeverCountOnlyEdges) {
 	SnapshotGraph g {{1, {}}, {5, {1}}, {9, {1}}};
 	EXPECT_EQ(*ComputeAncestry(g, 5, 9).base, 1);
 	EXPECT_EQ(*ComputeAncestry(g, 9, 5).base, 1);
+}
+
+static ParentsOf Reader(const SnapshotGraph &g, int *reads = nullptr) {
+	return [&g, reads](int64_t id) {
+		if (reads) {
+			(*reads)++;
+		}
+		auto it = g.find(id);
+		return it == g.end() ? std::vector<int64_t>() : it->second;
+	};
+}
+
+TEST(AncestryTest, WalkSelectsWhatTheWholeGraphSelectsOnRandomHistories) {
+	// Random histories in creation order (every parent older), with forks, merges, criss-crosses and
+	// unrelated roots: the walk that stops at the base selects exactly what ComputeAncestry selects.
+	std::mt19937_64 rng(13);
+	int ambiguous = 0, selected = 0, unrelated = 0;
+	for (int history = 0; history < 300; history++) {
+		SnapshotGraph g;
+		int64_t size = 2 + static_cast<int64_t>(rng() % 40);
+		for (int64_t id = 1; id <= size; id++) {
+			auto &parents = g[id];
+			size_t count = id == 1 || rng() % 10 == 0 ? 0 : 1 + (rng() % 4 == 0 ? 1 : 0);
+			for (size_t p = 0; p < count; p++) {
+				parents.push_back(1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(id - 1)));
+			}
+		}
+		for (int pair = 0; pair < 5; pair++) {
+			auto ours = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(size));
+			auto theirs = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(size));
+			auto whole = ComputeAncestry(g, ours, theirs);
+			auto walked = SelectBaseByWalk(Reader(g), ours, theirs);
+			ASSERT_TRUE(walked.has_value());
+			EXPECT_EQ(walked->selection, whole.selection) << history << " " << ours << " " << theirs;
+			EXPECT_EQ(walked->base, whole.base) << history << " " << ours << " " << theirs;
+			EXPECT_EQ(walked->candidates, whole.candidates) << history << " " << ours << " " << theirs;
+			ambiguous += whole.selection == BaseSelection::AMBIGUOUS;
+			selected += whole.selection == BaseSelection::SELECTED;
+			unrelated += whole.selection == BaseSelection::UNRELATED;
+		}
+	}
+	// Every kind of answer occurred, so the comparison covers each.
+	EXPECT_GT(ambiguous, 0);
+	EXPECT_GT(selected, 0);
+	EXPECT_GT(unrelated, 0);
+}
+
+TEST(AncestryTest, WalkStopsAtTheBase) {
+	// A long main line with a short branch near its top: the walk reads the branch, main above the fork and
+	// the fork point, not the history below it.
+	SnapshotGraph g {{1, {}}};
+	for (int64_t id = 2; id <= 1000; id++) {
+		g[id] = {id - 1};
+	}
+	g[1001] = {990};
+	g[1002] = {1001};
+	int reads = 0;
+	auto walked = SelectBaseByWalk(Reader(g, &reads), 1000, 1002);
+	ASSERT_TRUE(walked.has_value());
+	EXPECT_EQ(*walked->base, 990);
+	EXPECT_LE(reads, 20);
+}
+
+TEST(AncestryTest, WalkRefusesParentsOutOfCreationOrder) {
+	SnapshotGraph g {{1, {}}, {2, {5}}, {5, {1}}};
+	EXPECT_FALSE(SelectBaseByWalk(Reader(g), 2, 5).has_value());
 }
 
 } // namespace differential

@@ -121,7 +121,7 @@ TEST_F(MetadataStoreTest, ReopeningKeepsEverything) {
 
 	store = std::make_unique<MetadataStore>(root);
 	EXPECT_FALSE(store->history.EnsureDatabase("db"));
-	auto database = store->history.FindDatabase("db");
+	auto database = store->history.FindDatabase("db", true);
 	ASSERT_TRUE(database.has_value());
 	EXPECT_EQ(database->uuid, uuid);
 	EXPECT_EQ(database->branch_count, 1);
@@ -241,8 +241,8 @@ TEST_F(MetadataStoreTest, SnapshotIdsCountPerDatabaseAcrossBranches) {
 	EXPECT_EQ(store->history.FindBranch("db", "main")->head_snapshot_id, 3);
 	EXPECT_EQ(store->history.FindBranch("db", "dev")->head_snapshot_id, 4);
 	EXPECT_EQ(store->history.LatestSnapshot("db")->snapshot_id, 3);
-	EXPECT_EQ(store->history.FindDatabase("db")->snapshot_count, 4);
-	EXPECT_EQ(store->history.FindDatabase("db")->branch_count, 2);
+	EXPECT_EQ(store->history.FindDatabase("db", true)->snapshot_count, 4);
+	EXPECT_EQ(store->history.FindDatabase("db", true)->branch_count, 2);
 
 	// Each snapshot keeps the root it was taken from.
 	StoredFile file;

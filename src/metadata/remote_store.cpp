@@ -175,6 +175,24 @@ std::vector<Hash256> RemoteStore::LocalChunksIn(const std::string &store_url) {
 	return out;
 }
 
+//! Adds the chunks whose lengths an UPDATE ... RETURNING length gave. Stepped to the end, so no statement is in
+//! progress at the commit.
+static void CountChunks(SqliteStatement &stmt, EvictionCounts &counts) {
+	while (stmt.Step()) {
+		counts.chunks++;
+		counts.bytes += static_cast<uint64_t>(stmt.Int(0));
+	}
+}
+
+//! The page lists a query over `roots` returns in its first column.
+static std::vector<std::vector<Hash256>> PageLists(SqliteStatement &stmt) {
+	std::vector<std::vector<Hash256>> out;
+	while (stmt.Step()) {
+		out.push_back(SplitHashes(stmt.Blob(0)));
+	}
+	return out;
+}
+
 std::vector<std::vector<Hash256>> RemoteStore::RootsOutside(const std::string &store_url) {
 	auto session = core.Read();
 	auto stmt = session.db.Prepare(
@@ -183,11 +201,7 @@ std::vector<std::vector<Hash256>> RemoteStore::RootsOutside(const std::string &s
 	    "WHERE b.database_id IN outside "
 	    "UNION ALL SELECT r.pages FROM snapshots s JOIN roots r USING (root_id) WHERE s.database_id IN outside");
 	stmt.Bind(1, store_url);
-	std::vector<std::vector<Hash256>> out;
-	while (stmt.Step()) {
-		out.push_back(SplitHashes(stmt.Blob(0)));
-	}
-	return out;
+	return PageLists(stmt);
 }
 
 std::vector<std::vector<Hash256>> RemoteStore::RootsOf(const std::string &database) {
@@ -198,11 +212,7 @@ std::vector<std::vector<Hash256>> RemoteStore::RootsOf(const std::string &databa
 	    "WHERE b.database_id = ?1 "
 	    "UNION ALL SELECT r.pages FROM snapshots s JOIN roots r USING (root_id) WHERE s.database_id = ?1");
 	stmt.Bind(1, database_id);
-	std::vector<std::vector<Hash256>> out;
-	while (stmt.Step()) {
-		out.push_back(SplitHashes(stmt.Blob(0)));
-	}
-	return out;
+	return PageLists(stmt);
 }
 
 std::vector<std::pair<Hash256, uint32_t>> RemoteStore::EvictedAmong(const std::vector<Hash256> &chunks) {
@@ -230,11 +240,7 @@ EvictionCounts RemoteStore::RestoreChunks(const std::vector<std::pair<Hash256, C
 		    .Bind(2, static_cast<int64_t>(chunk.second.offset))
 		    .Bind(3, static_cast<int64_t>(chunk.second.crc32c))
 		    .BindBlob(4, chunk.first.data(), chunk.first.size());
-		// Stepped to the end, so no statement is in progress at the commit.
-		while (stmt.Step()) {
-			counts.chunks++;
-			counts.bytes += static_cast<uint64_t>(stmt.Int(0));
-		}
+		CountChunks(stmt, counts);
 	}
 	stmt.Reset();
 	txn.Commit();
@@ -250,11 +256,7 @@ EvictionCounts RemoteStore::EvictChunks(const std::string &store_url, const std:
 	for (auto &chunk : chunks) {
 		stmt.Reset();
 		stmt.BindBlob(1, chunk.data(), chunk.size()).Bind(2, store_url);
-		// Stepped to the end, so no statement is in progress at the commit.
-		while (stmt.Step()) {
-			counts.chunks++;
-			counts.bytes += static_cast<uint64_t>(stmt.Int(0));
-		}
+		CountChunks(stmt, counts);
 	}
 	stmt.Reset();
 	txn.Commit();

@@ -52,13 +52,8 @@ void ChainWriter::Fenced(const std::string &why) {
 
 bool ChainWriter::PutCreateOnly(const std::string &key, const std::string &blob, std::string &there) {
 	auto &store = *target.store;
-	PutRequest put;
-	put.key = key;
-	put.data = blob.data();
-	put.size = blob.size();
-	put.condition = PutCondition::CreateOnly();
 	counters.requests++;
-	auto result = store.Put(put);
+	auto result = store.Put(PutOf(key, blob, PutCondition::CreateOnly()));
 	// Tests: the PUT landed but its answer was lost (a 5xx or a cut connection after the store applied it);
 	// `unconfirmed`: and the store stays unreachable for the GET that would tell.
 	bool unconfirmed = result.outcome.Ok() && InjectedFault("ship.epoch_put_unconfirmed");
@@ -244,13 +239,8 @@ void ChainWriter::MoveHead(const Hash256 &base, uint64_t chain) {
 		head.chain = chain;
 		head.chain_base = base;
 		auto text = EncodeHead(head);
-		PutRequest put;
-		put.key = key;
-		put.data = text.data();
-		put.size = text.size();
-		put.condition = condition;
 		counters.requests++;
-		auto result = store.Put(put);
+		auto result = store.Put(PutOf(key, text, condition));
 		if (result.outcome.Ok()) {
 			PublishedHead record {head.snapshot_id, head.descriptor, result.etag};
 			record.chain = chain;

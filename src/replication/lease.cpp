@@ -87,12 +87,7 @@ void Lease::Observe(const LeaseRecord &there, const std::string &there_etag) {
 
 bool Lease::Write(LeaseRecord record, const PutCondition &condition) {
 	auto text = EncodeLease(record);
-	PutRequest put;
-	put.key = key;
-	put.data = text.data();
-	put.size = text.size();
-	put.condition = condition;
-	auto result = store->Put(put);
+	auto result = store->Put(PutOf(key, text, condition));
 	if (result.outcome.Ok()) {
 		etag = result.etag;
 		mine = record;

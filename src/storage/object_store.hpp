@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace differential {
@@ -74,6 +75,16 @@ struct PutRequest {
 	//! "compute it from the bytes"; tests set a wrong one to prove the store refuses it.
 	std::optional<Hash256> sha256;
 };
+
+//! A PUT of `bytes` under `key` on `condition`; the request points into `bytes`, which must outlive it.
+inline PutRequest PutOf(const std::string &key, const std::string &bytes, PutCondition condition) {
+	PutRequest request;
+	request.key = key;
+	request.data = bytes.data();
+	request.size = bytes.size();
+	request.condition = std::move(condition);
+	return request;
+}
 
 struct PutResult {
 	ObjectOutcome outcome;

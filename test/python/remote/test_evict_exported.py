@@ -201,12 +201,18 @@ def read_without_the_store(store, repository):
         hidden.rename(store.root)
 
 
-def test_fetch_evicted_brings_every_chunk_back_and_reads_no_longer_need_the_store(store, tmp_path):
-    repository = tmp_path / "repository"
+def evicted_database(store, repository):
+    """The test database, every answer read before its eviction, and what the eviction counted."""
     con = make_s3_database(store, repository)
     before = all_answers(con)
     evicted = con.execute("SELECT * FROM differential_evict_exported('orders')").fetchone()
     con.close()
+    return before, evicted
+
+
+def test_fetch_evicted_brings_every_chunk_back_and_reads_no_longer_need_the_store(store, tmp_path):
+    repository = tmp_path / "repository"
+    before, evicted = evicted_database(store, repository)
     cleanup_in_process(repository)
     # Evicted: a read needs the store, and fails without it.
     assert "[differential:remote_not_found]" in read_without_the_store(store, repository)["error"]
@@ -231,10 +237,7 @@ def test_fetch_evicted_brings_every_chunk_back_and_reads_no_longer_need_the_stor
 
 def test_fetch_evicted_killed_before_its_commit_loses_nothing_and_a_retry_completes(store, tmp_path):
     repository = tmp_path / "repository"
-    con = make_s3_database(store, repository)
-    before = all_answers(con)
-    evicted = con.execute("SELECT * FROM differential_evict_exported('orders')").fetchone()
-    con.close()
+    before, evicted = evicted_database(store, repository)
     code = f"""
 from differential_testing import connect
 con = connect({str(repository)!r})

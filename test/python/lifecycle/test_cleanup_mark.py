@@ -13,17 +13,21 @@ def metadata_counts(repository):
         db.close()
 
 
-def test_missing_live_page_refuses_and_deletes_nothing(con, repository):
+def snapshot_and_dropped_branch(con):
+    """A snapshot of db, and garbage that a successful cleanup would delete: a dropped branch's own data."""
     con.execute("ATTACH 'differential:db' AS db")
     con.execute("CREATE TABLE db.t AS SELECT range AS id FROM range(100000)")
     con.execute("CALL differential_create_snapshot('db')")
-    # Garbage that a successful cleanup would delete: a dropped branch's own data.
     con.execute("CALL differential_create_branch('db', 'gone')")
     con.execute("ATTACH 'differential:db' AS gone (BRANCH 'gone')")
     con.execute("CREATE TABLE gone.junk AS SELECT range AS id, hash(range) AS h FROM range(100000)")
     con.execute("CHECKPOINT gone")
     con.execute("DETACH gone")
     con.execute("CALL differential_drop_branch('db', 'gone')")
+
+
+def test_missing_live_page_refuses_and_deletes_nothing(con, repository):
+    snapshot_and_dropped_branch(con)
     con.execute("DETACH db")
     db = sqlite3.connect(repository / "metadata.sqlite")
     (pages,) = db.execute("SELECT pages FROM roots r JOIN snapshots s USING (root_id)").fetchone()
@@ -37,15 +41,7 @@ def test_missing_live_page_refuses_and_deletes_nothing(con, repository):
 
 
 def test_sweep_keeps_what_live_roots_reach(con, repository):
-    con.execute("ATTACH 'differential:db' AS db")
-    con.execute("CREATE TABLE db.t AS SELECT range AS id FROM range(100000)")
-    con.execute("CALL differential_create_snapshot('db')")
-    con.execute("CALL differential_create_branch('db', 'gone')")
-    con.execute("ATTACH 'differential:db' AS gone (BRANCH 'gone')")
-    con.execute("CREATE TABLE gone.junk AS SELECT range AS id, hash(range) AS h FROM range(100000)")
-    con.execute("CHECKPOINT gone")
-    con.execute("DETACH gone")
-    con.execute("CALL differential_drop_branch('db', 'gone')")
+    snapshot_and_dropped_branch(con)
     before = metadata_counts(repository)
     row = con.execute("SELECT roots_deleted, index_pages_deleted, chunks_deleted "
                       "FROM differential_cleanup_old_files(cleanup_all => true)").fetchone()

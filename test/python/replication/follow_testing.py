@@ -3,6 +3,7 @@ a follower to see something (eventual visibility, with a generous timeout: never
 import pathlib
 import time
 
+from differential_testing import connect
 from shared_fixtures import Host
 
 
@@ -45,3 +46,21 @@ def poller_threads():
         except OSError:
             pass
     return names.count("diff-follow")
+
+
+def follower_opener(s3):
+    """A pytest fixture body: opens follower instances of the bucket's orders/main head (a follower keeps nothing
+    local, so no repository) and closes every one after the test."""
+    opened = []
+
+    def open_follower(interval=1, alias="orders_live"):
+        con = connect()
+        con.execute(s3.secret_sql)
+        con.execute(f"ATTACH 'differential:{s3.url}heads/orders/main' AS {alias} "
+                    f"(FOLLOW true, FOLLOW_INTERVAL {interval})")
+        opened.append(con)
+        return con
+
+    yield open_follower
+    for con in opened:
+        con.close()

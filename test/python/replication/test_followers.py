@@ -6,7 +6,7 @@ import time
 import pytest
 
 from differential_testing import connect, refused, scalar
-from follow_testing import Leader, eventually, poller_threads
+from follow_testing import Leader, eventually, follower_opener, poller_threads
 
 
 @pytest.fixture
@@ -18,20 +18,7 @@ def leader(tmp_path, s3):
 
 @pytest.fixture
 def follower(s3):
-    """Opens a follower instance of the bucket's orders/main head; every one is closed after the test."""
-    opened = []
-
-    def open_follower(interval=1, alias="orders_live"):
-        con = connect()  # no repository: a follower keeps nothing local
-        con.execute(s3.secret_sql)
-        con.execute(f"ATTACH 'differential:{s3.url}heads/orders/main' AS {alias} "
-                    f"(FOLLOW true, FOLLOW_INTERVAL {interval})")
-        opened.append(con)
-        return con
-
-    yield open_follower
-    for con in opened:
-        con.close()
+    yield from follower_opener(s3)
 
 
 def count(con, alias="orders_live"):

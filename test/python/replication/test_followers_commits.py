@@ -7,7 +7,7 @@ import time
 import pytest
 
 from differential_testing import connect, scalar
-from follow_testing import Leader, eventually
+from follow_testing import Leader, eventually, follower_opener
 
 
 @pytest.fixture
@@ -19,19 +19,7 @@ def leader(tmp_path, s3):
 
 @pytest.fixture
 def follower(s3):
-    opened = []
-
-    def open_follower(interval):
-        con = connect()
-        con.execute(s3.secret_sql)
-        con.execute(f"ATTACH 'differential:{s3.url}heads/orders/main' AS orders_live "
-                    f"(FOLLOW true, FOLLOW_INTERVAL {interval})")
-        opened.append(con)
-        return con
-
-    yield open_follower
-    for con in opened:
-        con.close()
+    yield from follower_opener(s3)
 
 
 def count(con):

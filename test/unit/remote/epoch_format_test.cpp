@@ -29,6 +29,41 @@ static Epoch CommitEpoch(uint64_t chain, uint64_t seq, const Hash256 &previous, 
 	return epoch;
 }
 
+//! A seal of orders/main ending `chain` at `seq`, naming its successor (the base stays zero unless set).
+static Epoch SealEpoch(SealReason reason, uint64_t chain, uint64_t seq, const Hash256 &previous,
+                       uint64_t successor_chain) {
+	Epoch seal;
+	seal.kind = EpochKind::SEAL;
+	seal.reason = reason;
+	seal.database = "orders";
+	seal.branch = "main";
+	seal.chain = chain;
+	seal.seq = seq;
+	seal.previous = previous;
+	seal.successor_chain = successor_chain;
+	return seal;
+}
+
+//! The head of orders/main when it ships: its chain and that chain's base.
+static BranchHead ShippingHead(uint64_t chain, const Hash256 &base) {
+	BranchHead head;
+	head.database = "orders";
+	head.branch = "main";
+	head.chain = chain;
+	head.chain_base = base;
+	return head;
+}
+
+//! The code of the error walking the chain from `pos` raises ("" when the walk succeeds).
+static std::string WalkError(ObjectStore &store, ChainPosition &pos, ChainState &state) {
+	try {
+		WalkToTip(store, pos, state);
+	} catch (DifferentialError &error) {
+		return error.code;
+	}
+	return "";
+}
+
 TEST(EpochFormat, KeysListInChainAndSeqOrder) {
 	EXPECT_EQ(EpochKey("orders", "main", 3, 12), "epochs/orders/main/00000000000000000003/00000000000000000012");
 	EXPECT_LT(EpochKey("orders", "main", 1, 9), EpochKey("orders", "main", 1, 10));
@@ -53,16 +88,8 @@ TEST(EpochFormat, CommitAndSealRoundTrip) {
 	EXPECT_FALSE(VerifyEpoch(back, "orders", "main", 2, 6, HashOf("prev"), why));
 	EXPECT_FALSE(VerifyEpoch(back, "orders", "main", 2, 5, HashOf("other"), why));
 
-	Epoch seal;
-	seal.kind = EpochKind::SEAL;
-	seal.reason = SealReason::RECOVERY;
-	seal.database = "orders";
-	seal.branch = "main";
-	seal.chain = 2;
-	seal.seq = 6;
-	seal.previous = EpochHash(blob);
+	auto seal = SealEpoch(SealReason::RECOVERY, 2, 6, EpochHash(blob), 3);
 	seal.writer = "w2";
-	seal.successor_chain = 3;
 	ASSERT_TRUE(DecodeEpoch(EncodeEpoch(seal), back, why)) << why;
 	EXPECT_EQ(back.kind, EpochKind::SEAL);
 	EXPECT_EQ(back.reason, SealReason::RECOVERY);
@@ -111,27 +138,17 @@ protected:
 	}
 	Hash256 Put(const Epoch &epoch) {
 		auto blob = EncodeEpoch(epoch);
-		PutRequest put;
-		put.key = EpochKey(epoch.database, epoch.branch, epoch.chain, epoch.seq);
-		put.data = blob.data();
-		put.size = blob.size();
-		put.condition = PutCondition::CreateOnly();
-		EXPECT_TRUE(store->Put(put).outcome.Ok());
+		EXPECT_TRUE(store
+		                ->Put(PutOf(EpochKey(epoch.database, epoch.branch, epoch.chain, epoch.seq), blob,
+		                            PutCondition::CreateOnly()))
+		                .outcome.Ok());
 		return EpochHash(blob);
 	}
 	void PutHead(uint64_t chain, const Hash256 &base) {
-		BranchHead head;
-		head.database = "orders";
-		head.branch = "main";
+		auto head = ShippingHead(chain, base);
 		head.snapshot_id = 1;
-		head.chain = chain;
-		head.chain_base = base;
 		auto text = EncodeHead(head);
-		PutRequest put;
-		put.key = HeadKey("orders", "main");
-		put.data = text.data();
-		put.size = text.size();
-		EXPECT_TRUE(store->Put(put).outcome.Ok());
+		EXPECT_TRUE(store->Put(PutOf(HeadKey("orders", "main"), text, PutCondition::None())).outcome.Ok());
 	}
 	std::filesystem::path dir;
 	std::unique_ptr<LocalObjectStore> store;
@@ -142,15 +159,7 @@ TEST_F(EpochChainTest, WalksCommitsAndFollowsSeals) {
 	PutHead(1, base1);
 	auto h1 = Put(CommitEpoch(1, 1, base1, 0, "aaaa"));
 	auto h2 = Put(CommitEpoch(1, 2, h1, 4, "bb"));
-	Epoch seal;
-	seal.kind = EpochKind::SEAL;
-	seal.reason = SealReason::CHECKPOINT;
-	seal.database = "orders";
-	seal.branch = "main";
-	seal.chain = 1;
-	seal.seq = 3;
-	seal.previous = h2;
-	seal.successor_chain = 2;
+	auto seal = SealEpoch(SealReason::CHECKPOINT, 1, 3, h2, 2);
 	seal.successor_base = base2;
 	Put(seal);
 	Put(CommitEpoch(2, 1, base2, 0, "c"));
@@ -181,22 +190,9 @@ TEST_F(EpochChainTest, ARecoverySealWaitsForTheHeadToNameTheBase) {
 	auto base1 = HashOf("base1");
 	PutHead(1, base1);
 	auto h1 = Put(CommitEpoch(1, 1, base1, 0, "aaaa"));
-	Epoch seal;
-	seal.kind = EpochKind::SEAL;
-	seal.reason = SealReason::RECOVERY;
-	seal.database = "orders";
-	seal.branch = "main";
-	seal.chain = 1;
-	seal.seq = 2;
-	seal.previous = h1;
-	seal.successor_chain = 2;
+	auto seal = SealEpoch(SealReason::RECOVERY, 1, 2, h1, 2);
 	Put(seal);
-	BranchHead head;
-	head.database = "orders";
-	head.branch = "main";
-	head.chain = 1;
-	head.chain_base = base1;
-	auto pos = ChainPosition::FromHead(head);
+	auto pos = ChainPosition::FromHead(ShippingHead(1, base1));
 	ChainState state;
 	EXPECT_EQ(WalkToTip(*store, pos, state), 2u);
 	EXPECT_TRUE(pos.awaiting_base);
@@ -216,39 +212,21 @@ TEST_F(EpochChainTest, RefusesABrokenLinkAndAWalGap) {
 	auto base1 = HashOf("base1");
 	Put(CommitEpoch(1, 1, base1, 0, "aaaa"));
 	Put(CommitEpoch(1, 2, HashOf("not the first"), 4, "bb"));
-	BranchHead head;
-	head.database = "orders";
-	head.branch = "main";
-	head.chain = 1;
-	head.chain_base = base1;
-	auto pos = ChainPosition::FromHead(head);
+	auto pos = ChainPosition::FromHead(ShippingHead(1, base1));
 	ChainState state;
-	try {
-		WalkToTip(*store, pos, state);
-		FAIL() << "a broken link was walked";
-	} catch (DifferentialError &error) {
-		EXPECT_EQ(error.code, "corrupt_epoch");
-	}
+	EXPECT_EQ(WalkError(*store, pos, state), "corrupt_epoch") << "a broken link was walked";
 	EXPECT_EQ(pos.seq, 1u);
 	EXPECT_EQ(state.wal, "aaaa");
 	// A link that holds but a WAL that does not continue where the chain's WAL ends.
 	auto base2 = HashOf("base2");
 	auto g1 = Put(CommitEpoch(2, 1, base2, 0, "aaaa"));
 	Put(CommitEpoch(2, 2, g1, 7, "bb"));
-	head.chain = 2;
-	head.chain_base = base2;
-	auto pos2 = ChainPosition::FromHead(head);
+	auto pos2 = ChainPosition::FromHead(ShippingHead(2, base2));
 	ChainState state2;
-	try {
-		WalkToTip(*store, pos2, state2);
-		FAIL() << "a WAL gap was applied";
-	} catch (DifferentialError &error) {
-		EXPECT_EQ(error.code, "corrupt_epoch");
-	}
+	EXPECT_EQ(WalkError(*store, pos2, state2), "corrupt_epoch") << "a WAL gap was applied";
 	EXPECT_EQ(state2.wal, "aaaa");
-	head.chain = 0;
 	try {
-		ChainPosition::FromHead(head);
+		ChainPosition::FromHead(ShippingHead(0, base2));
 		FAIL() << "a head without a chain was accepted";
 	} catch (DifferentialError &error) {
 		EXPECT_EQ(error.code, "not_shipping");

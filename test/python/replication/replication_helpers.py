@@ -38,10 +38,18 @@ while True:
     # Every 7th commit carries enough rows for DuckDB to write row groups to the main file first.
     rows = 130000 if next_id % 7 == 3 else 1
     con.execute(f"INSERT INTO orders.t SELECT {{next_id}}, 'p' || range FROM range({{rows}})")
-    print("ack", next_id, time.time(), flush=True)
+    print(f"ack {{next_id}} {{time.time()}}", flush=True)
     next_id += 1
     time.sleep({pause})
 """
+
+
+def acknowledgements(out):
+    """The (id, time) pairs of a leader's complete "ack <id> <time>" lines. A SIGKILL can cut the last line short, so
+    only lines that end in a newline count: the commit of a cut line is the one in flight, which callers treat as
+    possibly applied."""
+    complete = out.split("\n")[:-1]
+    return [(int(line.split()[1]), float(line.split()[2])) for line in complete if line.startswith("ack ")]
 
 
 def recovered_ids(con, url, name, same_identity=False):

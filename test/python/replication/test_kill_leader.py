@@ -10,7 +10,7 @@ import time
 import pytest
 
 from differential_testing import connect
-from replication_helpers import COMMIT_LOOP, python_process, recovered_ids
+from replication_helpers import COMMIT_LOOP, acknowledgements, python_process, recovered_ids
 
 KILLS = int(os.environ.get("DIFFERENTIAL_SHIP_KILLS", "20"))
 SEED = int(os.environ.get("DIFFERENTIAL_SHIP_SEED", str(random.randrange(1 << 30))))
@@ -38,7 +38,7 @@ def run_leader_until_killed(code, delay):
     leader.send_signal(signal.SIGKILL)
     killed_at = time.time()
     out, _ = leader.communicate()
-    acks = [(int(line.split()[1]), float(line.split()[2])) for line in out.splitlines() if line.startswith("ack")]
+    acks = acknowledgements(out)
     return start_id, acks, killed_at
 
 

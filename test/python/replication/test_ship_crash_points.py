@@ -4,7 +4,7 @@ PUT, after a new chain's seal, after its head move. The restarted leader recogni
 import pytest
 
 from differential_testing import connect
-from replication_helpers import python_process, recovered_ids
+from replication_helpers import acknowledgements, python_process, recovered_ids
 
 LEADER = """
 from differential_testing import connect
@@ -15,7 +15,7 @@ con.execute("CREATE TABLE IF NOT EXISTS orders.t (id INTEGER, payload VARCHAR)")
 next_id = con.execute("SELECT coalesce(max(id) + 1, 0) FROM orders.t").fetchone()[0]
 for _ in range({commits}):
     con.execute(f"INSERT INTO orders.t VALUES ({{next_id}}, 'p')")
-    print("ack", next_id, 0, flush=True)
+    print(f"ack {{next_id}} 0", flush=True)
     if next_id % 4 == 3:
         con.execute("CHECKPOINT orders")  # the next commit starts a new chain
     next_id += 1
@@ -33,11 +33,11 @@ def test_restart_after_a_kill_inside_shipping(s3, tmp_path, point):
     first = python_process(code, env={"DIFFERENTIAL_CRASH_POINT": point})
     out, err = first.communicate(timeout=300)
     assert first.returncode == -9, f"the crash point {point} was not reached: {out}\n{err}"
-    acknowledged = {int(line.split()[1]) for line in out.splitlines() if line.startswith("ack")}
+    acknowledged = {i for i, _ in acknowledgements(out)}
     second = python_process(code)
     out, err = second.communicate(timeout=300)
     assert second.returncode == 0 and "done" in out, err
-    acknowledged |= {int(line.split()[1]) for line in out.splitlines() if line.startswith("ack")}
+    acknowledged |= {i for i, _ in acknowledgements(out)}
     standby = connect(tmp_path / "standby")
     standby.execute(s3.secret_sql)
     ids, row, problems = recovered_ids(standby, s3.url, "r")

@@ -64,7 +64,14 @@ void MergeSession::StageResult(const std::vector<std::string> &decision_tables,
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
 		if (!decision_tables[i].empty()) {
-			for (auto &sql : ApplyStatements(plan.tables[i].shape, decision_tables[i], stage)) {
+			auto &shape = plan.tables[i].shape;
+			std::vector<bool> updated;
+			for (auto &row : QueryRows(*connection, UpdatedColumnsQuery(shape, decision_tables[i]))) {
+				for (size_t c = 0; c < shape.ValueColumns().size(); c++) {
+					updated.push_back(row.GetBaseValue(c).GetValue<bool>());
+				}
+			}
+			for (auto &sql : ApplyStatements(shape, decision_tables[i], stage, updated)) {
 				RunSql(*connection, sql);
 			}
 		}

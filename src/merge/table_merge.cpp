@@ -211,8 +211,18 @@ std::string ConflictQuery(const TableShape &table, const std::string &decisions,
 	       JoinSql(keys, ", ", "1") + " LIMIT " + std::to_string(limit) + " OFFSET " + std::to_string(offset);
 }
 
+std::string UpdatedColumnsQuery(const TableShape &table, const std::string &decisions) {
+	std::vector<std::string> select;
+	for (size_t i = 0; i < table.ValueColumns().size(); i++) {
+		auto m = N("m_", i), o = N("o_", i);
+		select.push_back("coalesce(bool_or(" + m + " IS DISTINCT FROM " + o + " OR CAST(" + m +
+		                 " AS VARCHAR) IS DISTINCT FROM CAST(" + o + " AS VARCHAR)), false)");
+	}
+	return "SELECT " + JoinSql(select, ", ", "true") + " FROM " + decisions + " WHERE action = 'update'";
+}
+
 std::vector<std::string> ApplyStatements(const TableShape &table, const std::string &decisions,
-                                         const std::string &target) {
+                                         const std::string &target, const std::vector<bool> &updated) {
 	auto values = table.ValueColumns();
 	auto qualified = Qualified(target, table.name);
 	std::vector<std::string> match, inserted_columns, inserted_values, set;
@@ -222,7 +232,11 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 		inserted_values.push_back(N("k_", i));
 	}
 	for (size_t i = 0; i < values.size(); i++) {
-		set.push_back(SqlIdentifier(values[i]) + " = __d." + N("m_", i));
+		// A column no update changes is left alone: DuckDB would otherwise record an update of it in every row
+		// group a changed row sits in, and rewrite that column there at the next checkpoint.
+		if (updated[i]) {
+			set.push_back(SqlIdentifier(values[i]) + " = __d." + N("m_", i));
+		}
 		inserted_columns.push_back(SqlIdentifier(values[i]));
 		inserted_values.push_back(N("m_", i));
 	}

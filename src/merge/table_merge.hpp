@@ -75,9 +75,13 @@ std::string CountQuery(const std::string &decisions);
 //! The remaining conflicts, ordered by key: k_i, in_b, in_o, in_t, kind, conflict_columns, then b_i, o_i, t_i per
 //! value column.
 std::string ConflictQuery(const TableShape &table, const std::string &decisions, int64_t limit, int64_t offset);
-//! Statements applying the decisions to `target` (a writable copy of ours): deletes, updates, inserts.
+//! One row: per value column, whether any update decision changes ours' value there (m_i differs from o_i,
+//! compared as values and as text so that -0.0 against 0.0 counts).
+std::string UpdatedColumnsQuery(const TableShape &table, const std::string &decisions);
+//! Statements applying the decisions to `target` (a writable copy of ours): deletes, updates of the value
+//! columns marked in `updated` (UpdatedColumnsQuery), inserts.
 std::vector<std::string> ApplyStatements(const TableShape &table, const std::string &decisions,
-                                         const std::string &target);
+                                         const std::string &target, const std::vector<bool> &updated);
 //! How many rows of `side`'s copy of the table differ from the base's (a removal on the other side
 //! needs none); with `column`, only differences in that column of rows the side has.
 std::string ChangedRowsQuery(const TableShape &table, const std::string &base, const std::string &side,

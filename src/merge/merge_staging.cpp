@@ -65,9 +65,10 @@ void MergeSession::StageResult(const std::vector<std::string> &decision_tables,
 		operation.CheckDeadline();
 		if (!decision_tables[i].empty()) {
 			auto &shape = plan.tables[i].shape;
+			auto value_count = shape.ValueColumns().size();
 			std::vector<bool> updated;
 			for (auto &row : QueryRows(*connection, UpdatedColumnsQuery(shape, decision_tables[i]))) {
-				for (size_t c = 0; c < shape.ValueColumns().size(); c++) {
+				for (size_t c = 0; c < value_count; c++) {
 					updated.push_back(row.GetBaseValue(c).GetValue<bool>());
 				}
 			}

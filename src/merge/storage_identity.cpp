@@ -11,6 +11,7 @@
 #include "duckdb/common/string_util.hpp"
 #include "merge/merge_sql.hpp"
 #include "merge/positional_match.hpp"
+#include "merge/row_group_census.hpp"
 
 #include <algorithm>
 #include <set>
@@ -90,42 +91,24 @@ static bool ReadSegments(duckdb::Connection &connection, const std::string &qual
 	return vouched;
 }
 
-//! The live (not deleted) rows of each row group, one count per group: the rowid ranges let DuckDB
-//! skip every other group's rows.
-static std::vector<int64_t> LiveRows(duckdb::Connection &connection, const std::string &qualified,
-                                     const std::vector<int64_t> &starts) {
-	std::vector<int64_t> live(starts.size() - 1, 0);
-	if (live.empty()) {
-		return live;
+//! Rowids are positional: the layout's ranges are the row groups' own only when the groups follow one
+//! another from rowid 0 with the sizes their segments cover. A checkpoint that dropped a fully deleted
+//! group leaves a gap (the groups after it keep their rowids), and the layout is then not vouched for.
+static bool ReadRowGroups(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                          const std::vector<int64_t> &sizes, TableLayout &layout) {
+	std::vector<RowGroupCount> census;
+	if (!CountRowGroups(connection, alias, table, census) || census.size() != sizes.size()) {
+		return false;
 	}
-	std::string all;
-	for (size_t i = 0; i < live.size(); i++) {
-		all += (all.empty() ? "" : " UNION ALL ") + std::string("SELECT ") + std::to_string(i) + ", count(*) FROM " +
-		       qualified + " WHERE rowid BETWEEN " + std::to_string(starts[i]) + " AND " +
-		       std::to_string(starts[i + 1] - 1);
-	}
-	for (auto &row : QueryRows(connection, all)) {
-		live[size_t(row.GetBaseValue(0).GetValue<int64_t>())] = row.GetBaseValue(1).GetValue<int64_t>();
-	}
-	return live;
-}
-
-//! Whether the rowid ranges computed from the groups' sizes are the groups' own. They are not when
-//! a checkpoint dropped a fully deleted row group: the groups after it keep their rowids, so the
-//! ranges are shifted. Such a shift leaves a range without live rows or live rows outside every range.
-static bool RowidsExplained(duckdb::Connection &connection, const std::string &qualified, const TableLayout &layout) {
-	int64_t covered = 0;
-	for (auto live : layout.live) {
-		if (live <= 0) {
+	layout.starts.assign(1, 0);
+	for (size_t g = 0; g < census.size(); g++) {
+		if (census[g].start != layout.starts.back() || census[g].rows != sizes[g] || census[g].live <= 0) {
 			return false;
 		}
-		covered += live;
+		layout.starts.push_back(census[g].start + census[g].rows);
+		layout.live.push_back(census[g].live);
 	}
-	for (auto &row : QueryRows(connection, "SELECT count(*), coalesce(max(rowid), -1) FROM " + qualified)) {
-		return row.GetBaseValue(0).GetValue<int64_t>() == covered &&
-		       row.GetBaseValue(1).GetValue<int64_t>() < layout.starts.back();
-	}
-	return false;
+	return true;
 }
 
 TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
@@ -133,22 +116,9 @@ TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &a
 	TableLayout layout;
 	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
 	std::vector<int64_t> sizes;
-	if (!ReadSegments(connection, qualified, blocks, layout, sizes)) {
-		layout.groups.clear();
-		layout.columns.clear();
-		return layout;
-	}
-	// Rowids are positional: a row group starts where the previous one (deleted rows included) ended,
-	// unless a checkpoint dropped a group in between (RowidsExplained refuses the layout then).
-	layout.starts.push_back(0);
-	for (auto size : sizes) {
-		layout.starts.push_back(layout.starts.back() + size);
-	}
-	layout.live = LiveRows(connection, qualified, layout.starts);
-	if (!RowidsExplained(connection, qualified, layout)) {
-		layout.groups.clear();
-		layout.columns.clear();
-		return layout;
+	if (!ReadSegments(connection, qualified, blocks, layout, sizes) ||
+	    !ReadRowGroups(connection, alias, table, sizes, layout)) {
+		return TableLayout();
 	}
 	for (size_t i = 0; i < layout.groups.size(); i++) {
 		layout.groups[i] = "start " + std::to_string(layout.starts[i]) + "\n" + layout.groups[i] + "live " +

@@ -121,9 +121,17 @@ std::string PositionalInputs(const TableShape &table, const std::string &base, c
 		select.push_back("__b." + SqlIdentifier(table.key[i]) + " AS k_" + std::to_string(i));
 	}
 	select.push_back("true AS in_b, true AS in_o, true AS in_t");
+	// A column a side left as the base's segments in every positional group holds the base's value at
+	// every position: it is taken from the base, so that side's scan reads only the columns it rewrote.
+	auto from = [&](const std::vector<std::string> &rewritten, const std::string &column, const char *side) {
+		return std::find(rewritten.begin(), rewritten.end(), column) == rewritten.end() ? std::string("__b.")
+		                                                                                : std::string(side);
+	};
 	for (size_t i = 0; i < values.size(); i++) {
 		auto c = SqlIdentifier(values[i]), n = std::to_string(i);
-		select.push_back("__b." + c + " AS b_" + n + ", __o." + c + " AS o_" + n + ", __t." + c + " AS t_" + n);
+		select.push_back("__b." + c + " AS b_" + n + ", " + from(reads.ours_positional_columns, values[i], "__o.") + c +
+		                 " AS o_" + n + ", " + from(reads.theirs_positional_columns, values[i], "__t.") + c + " AS t_" +
+		                 n);
 	}
 	// The mutation the randomized histories must catch: ours' row taken from the next position.
 	std::string shift = MutationEnabled("merge_position_shift") ? " - 1" : "";

@@ -39,7 +39,9 @@ MetadataTransaction::MetadataTransaction(std::mutex &lock, SqliteDatabase &db)
 
 MetadataCore::MetadataCore(const std::string &root_p)
     : root(root_p), db(std::make_unique<SqliteDatabase>(root_p + "/metadata.sqlite")) {
-	db->Execute("PRAGMA journal_mode=WAL");
+	// Processes opening a new repository at once race to switch its file to WAL; the loser is told "busy" at
+	// once (waiting could deadlock), and succeeds once the winner's switch is done.
+	db->ExecuteRetryingBusy("PRAGMA journal_mode=WAL");
 	db->Execute("PRAGMA synchronous=FULL");
 	std::lock_guard<std::mutex> guard(lock);
 	MigrateSchema(*db, root);

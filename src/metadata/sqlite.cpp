@@ -135,6 +135,22 @@ void SqliteDatabase::Execute(const std::string &sql) {
 	}
 }
 
+void SqliteDatabase::ExecuteRetryingBusy(const std::string &sql) {
+	auto start = SteadyMicros();
+	for (;;) {
+		Count(Counter::METADATA_STATEMENTS);
+		int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+		EndBusyWait(sql.c_str());
+		if (rc == SQLITE_OK) {
+			return;
+		}
+		if ((rc & 0xFF) != SQLITE_BUSY || SteadyMicros() - start >= BUSY_TIMEOUT_US) {
+			Raise("A metadata statement", sql, sqlite3_extended_errcode(db));
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+}
+
 SqliteStatement SqliteDatabase::Prepare(const std::string &sql) {
 	{
 		std::lock_guard<std::mutex> guard(cache_lock);

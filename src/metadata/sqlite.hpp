@@ -25,6 +25,9 @@ public:
 
 	//! Runs one statement, or several separated by semicolons.
 	void Execute(const std::string &sql);
+	//! Runs one statement, trying again while SQLite answers "busy" without having waited: it does so where
+	//! waiting could deadlock, as when two connections switch a new file to WAL at once (one must back off).
+	void ExecuteRetryingBusy(const std::string &sql);
 	//! A prepared statement, from the cache when one for the same SQL is free.
 	SqliteStatement Prepare(const std::string &sql);
 	int64_t LastInsertRowId();

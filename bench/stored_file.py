@@ -11,7 +11,6 @@ SLOT = 32
 SLOTS_PER_PAGE = 4096
 FIRST_CHUNK = 12288
 CHUNK = 262144
-RECORD_HEADER = 48
 
 
 def write_stored_file(repository, database, branch, path):

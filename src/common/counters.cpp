@@ -31,7 +31,11 @@ static const std::array<const char *, COUNTERS> NAMES = {"fs_open",
                                                          "metadata_write_transactions",
                                                          "metadata_busy_waits",
                                                          "metadata_busy_wait_total_us",
-                                                         "metadata_busy_wait_max_us"};
+                                                         "metadata_busy_wait_max_us",
+                                                         "pin_write_transactions",
+                                                         "pin_busy_waits",
+                                                         "pin_busy_wait_total_us",
+                                                         "pin_busy_wait_max_us"};
 
 void Count(Counter counter, uint64_t n) {
 	Values()[static_cast<size_t>(counter)].fetch_add(n, std::memory_order_relaxed);

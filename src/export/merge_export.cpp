@@ -22,7 +22,7 @@ Hash256 ExportMergeResult(ExportContext &context, const std::string &prepared_br
 	address.file_name = MAIN_FILE_NAME;
 	StoredFile file;
 	// The prepared branch is the request's alone: nothing else writes or drops it while it exists.
-	if (!context.repository.storage->catalog->LoadFile(address, file, false)) {
+	if (!context.repository.storage->catalog->LoadFile(address, file)) {
 		Fail(ErrorKind::INTERNAL, "internal",
 		     "The prepared merge result " + prepared_branch + " has no database file; nothing was exported.");
 	}

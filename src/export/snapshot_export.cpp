@@ -27,16 +27,16 @@ using KnownChunks = std::unordered_map<Hash256, PackedChunk, Hash256Hasher>;
 class RootPin {
 public:
 	RootPin(FileCatalog &catalog, const FileAddress &address) : catalog(catalog) {
-		if (!catalog.LoadFile(address, file, true)) {
+		if (!catalog.LoadFile(address, file, PinKind::READER)) {
 			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
 			     "Snapshot " + std::to_string(address.snapshot_id) + " of database " + address.database +
 			         " has no stored file (it was expired meanwhile). Nothing to export.");
 		}
 	}
 	~RootPin() {
-		if (file.pin_id >= 0) {
+		if (file.pin.Held()) {
 			try {
-				catalog.Unpin(file.pin_id);
+				catalog.Unpin(file.pin);
 			} catch (...) {
 				// A pin left behind is released with this process (pins of dead processes are swept).
 			}

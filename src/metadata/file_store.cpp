@@ -1,5 +1,5 @@
 // File catalog: every publication is one grouped SQLite transaction, the durable commit point of
-// a sync; loads read a root and pin it in one transaction.
+// a sync; loads read a root and pin it atomically with respect to cleanup.
 #include "metadata/file_store.hpp"
 
 #include "common/errors.hpp"
@@ -89,22 +89,41 @@ static void LoadCompanions(MetadataSession &session, const FileAddress &file, St
 	}
 }
 
-bool FileStore::LoadFile(const FileAddress &file, StoredFile &out, bool pin) {
+//! What a pinned load reads: the file's root and, for a branch's database file, the WAL companions published with
+//! it, all from one snapshot of the metadata (the caller's transaction).
+static bool LoadForPin(MetadataSession &session, const FileAddress &file, StoredFile &out) {
+	if (!LoadAny(session, file, out)) {
+		return false;
+	}
+	if (out.root_id >= 0 && !file.IsSnapshot() && file.IsMainFile()) {
+		LoadCompanions(session, file, out);
+	}
+	return true;
+}
+
+bool FileStore::LoadFile(const FileAddress &file, StoredFile &out, PinKind pin) {
 	out = StoredFile();
-	if (!pin) {
+	switch (pin) {
+	case PinKind::NONE: {
 		auto session = core.Read();
 		return LoadAny(session, file, out);
 	}
-	// Read the root and pin it in one transaction, so cleanup never sees it unpinned and unreferenced.
+	case PinKind::WRITER:
+		return LoadPinnedByWriter(file, out);
+	case PinKind::READER:
+		return LoadPinnedByReader(file, out);
+	}
+	return false;
+}
+
+bool FileStore::LoadPinnedByWriter(const FileAddress &file, StoredFile &out) {
+	// Read the root and pin it in one metadata transaction, the one its publications move the pin in.
 	auto txn = core.Write();
-	if (!LoadAny(txn, file, out)) {
+	if (!LoadForPin(txn, file, out)) {
 		return false;
 	}
 	if (out.root_id < 0) {
 		return true;
-	}
-	if (!file.IsSnapshot() && file.IsMainFile()) {
-		LoadCompanions(txn, file, out);
 	}
 	txn.db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
 	    .Bind(1, out.root_id)
@@ -112,14 +131,37 @@ bool FileStore::LoadFile(const FileAddress &file, StoredFile &out, bool pin) {
 	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
 	    .Bind(4, NowMicros())
 	    .Run();
-	out.pin_id = txn.db.LastInsertRowId();
+	out.pin = {txn.db.LastInsertRowId(), PinKind::WRITER};
 	txn.Commit();
 	return true;
 }
 
-void FileStore::Unpin(int64_t pin_id) {
+bool FileStore::LoadPinnedByReader(const FileAddress &file, StoredFile &out) {
+	// Under the reader pins' lock, which cleanup holds from reading the pins to committing its sweep: the root
+	// read here is either swept already (and not found) or pinned before cleanup looks. The metadata is only
+	// read, in one snapshot, so no writer's transaction is waited for.
+	auto locked = pins.Lock();
+	bool found;
+	{
+		auto session = core.Read();
+		SqliteReadTransaction snapshot(session.db);
+		found = LoadForPin(session, file, out);
+	}
+	if (!found || out.root_id < 0) {
+		return found;
+	}
+	out.pin = {pins.Insert(locked, out.root_id), PinKind::READER};
+	locked.Commit();
+	return true;
+}
+
+void FileStore::Unpin(const FilePin &pin) {
+	if (pin.kind == PinKind::READER) {
+		pins.Release(pin.id);
+		return;
+	}
 	auto session = core.Read();
-	session.db.Prepare("DELETE FROM pins WHERE pin_id = ?").Bind(1, pin_id).Run();
+	session.db.Prepare("DELETE FROM pins WHERE pin_id = ?").Bind(1, pin.id).Run();
 }
 
 std::vector<uint8_t> FileStore::LoadIndexPage(const Hash256 &page) {
@@ -175,7 +217,7 @@ static void InsertChunksAndPages(SqliteDatabase &db, const std::vector<NewIndexP
 
 void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
                                const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
-                               int64_t pin_id) {
+                               const FilePin &publisher_pin) {
 	core.RunGrouped([&](MetadataSession &session) {
 		auto &db = session.db;
 		auto branch_id = RequireFileBranch(session, file);
@@ -192,8 +234,8 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 		    .Bind(3, root_id)
 		    .Bind(4, static_cast<int64_t>(length))
 		    .Run();
-		if (pin_id >= 0) {
-			db.Prepare("UPDATE pins SET root_id = ? WHERE pin_id = ?").Bind(1, root_id).Bind(2, pin_id).Run();
+		if (publisher_pin.Held() && publisher_pin.kind == PinKind::WRITER) {
+			db.Prepare("UPDATE pins SET root_id = ? WHERE pin_id = ?").Bind(1, root_id).Bind(2, publisher_pin.id).Run();
 		}
 	});
 }

@@ -3,22 +3,23 @@
 #pragma once
 
 #include "metadata/metadata_core.hpp"
+#include "metadata/pin_store.hpp"
 #include "storage/file_catalog.hpp"
 
 namespace differential {
 
 class FileStore : public FileCatalog {
 public:
-	explicit FileStore(MetadataCore &core) : core(core) {
+	FileStore(MetadataCore &core, PinStore &pins) : core(core), pins(pins) {
 	}
 
-	bool LoadFile(const FileAddress &file, StoredFile &out, bool pin = false) override;
-	void Unpin(int64_t pin_id) override;
+	bool LoadFile(const FileAddress &file, StoredFile &out, PinKind pin = PinKind::NONE) override;
+	void Unpin(const FilePin &pin) override;
 	std::vector<uint8_t> LoadIndexPage(const Hash256 &page) override;
 	void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) override;
 	void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
 	                    const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
-	                    int64_t pin_id) override;
+	                    const FilePin &publisher_pin) override;
 	void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
 	                   const std::vector<RangeExtent> &new_extents) override;
 	void RemoveFile(const FileAddress &file) override;
@@ -26,7 +27,11 @@ public:
 	uint64_t AllocateSegment() override;
 
 private:
+	bool LoadPinnedByWriter(const FileAddress &file, StoredFile &out);
+	bool LoadPinnedByReader(const FileAddress &file, StoredFile &out);
+
 	MetadataCore &core;
+	PinStore &pins;
 };
 
 } // namespace differential

@@ -4,28 +4,11 @@
 
 #include "common/crash_points.hpp"
 #include "common/errors.hpp"
-#include "common/process_identity.hpp"
 #include "metadata/lookups.hpp"
 #include "metadata/reference_counts.hpp"
 #include "metadata/sqlite.hpp"
 
 namespace differential {
-
-static int64_t ReleaseDeadPins(SqliteDatabase &db) {
-	std::vector<int64_t> dead;
-	auto pins = db.Prepare("SELECT pin_id, pid, process_start FROM pins");
-	while (pins.Step()) {
-		if (!ProcessAlive(pins.Int(1), static_cast<uint64_t>(pins.Int(2)))) {
-			dead.push_back(pins.Int(0));
-		}
-	}
-	auto release = db.Prepare("DELETE FROM pins WHERE pin_id = ?");
-	for (auto pin : dead) {
-		release.Reset();
-		release.Bind(1, pin).Run();
-	}
-	return static_cast<int64_t>(dead.size());
-}
 
 static std::vector<SegmentUsage> SegmentUsages(SqliteDatabase &db) {
 	std::vector<SegmentUsage> out;
@@ -49,15 +32,21 @@ static std::vector<SegmentUsage> SegmentUsages(SqliteDatabase &db) {
 }
 
 GarbageReport GarbageStore::CollectGarbage() {
+	// Reader pins first, and held until the sweep has committed: a reader pins under the same lock, so it
+	// either pinned before (and is seen here) or reads the metadata after the sweep.
+	auto pinned = pins.Lock();
+	GarbageReport report;
+	report.pins_released = DeletePinsOfGoneProcesses(pinned.db);
+	auto reader_pins = pins.PinnedRoots(pinned);
 	auto txn = core.Write();
 	auto &db = txn.db;
-	GarbageReport report;
-	report.pins_released = ReleaseDeadPins(db);
-	CountNewReferences(db);
-	SweepUnreferenced(db, report);
+	report.pins_released += DeletePinsOfGoneProcesses(db);
+	CountNewReferences(db, reader_pins);
+	SweepUnreferenced(db, reader_pins, report);
 	report.segments = SegmentUsages(db);
 	CrashPoint("cleanup.before_sweep_commit");
 	txn.Commit();
+	pinned.Commit();
 	return report;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "metadata/metadata_core.hpp"
+#include "metadata/pin_store.hpp"
 #include "metadata/records.hpp"
 
 #include <string>
@@ -13,12 +14,12 @@ namespace differential {
 
 class GarbageStore {
 public:
-	explicit GarbageStore(MetadataCore &core) : core(core) {
+	GarbageStore(MetadataCore &core, PinStore &pins) : core(core), pins(pins) {
 	}
 
-	//! One transaction: releases pins of dead processes, counts the roots and pages written since the last
-	//! cleanup, then deletes every root, index page and chunk row that no branch file, snapshot or pin reaches
-	//! (by reference counts: the work follows the garbage, not the history). Reports segment usage.
+	//! One transaction, under the reader pins' lock: releases pins of dead processes, counts the roots and pages
+	//! written since the last cleanup, then deletes every root, index page and chunk row that no branch file, snapshot
+	//! or pin reaches (by reference counts: the work follows the garbage, not the history). Reports segment usage.
 	GarbageReport CollectGarbage();
 	//! The full mark as a verifier (differential_verify): one line per reference count that disagrees with
 	//! the rows, or unreferenced root that no cleanup would find.
@@ -32,6 +33,7 @@ public:
 
 private:
 	MetadataCore &core;
+	PinStore &pins;
 };
 
 } // namespace differential

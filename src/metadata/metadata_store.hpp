@@ -9,6 +9,7 @@
 #include "metadata/lifecycle_store.hpp"
 #include "metadata/merge_request_store.hpp"
 #include "metadata/metadata_core.hpp"
+#include "metadata/pin_store.hpp"
 #include "metadata/remote_store.hpp"
 #include "metadata/shared_writer_store.hpp"
 #include "metadata/shipping_store.hpp"
@@ -21,14 +22,15 @@ class MetadataStore {
 public:
 	//! Opens (creating if needed) <root>/metadata.sqlite and migrates it to the current schema.
 	explicit MetadataStore(const std::string &root)
-	    : core(root), files(core), history(core), lifecycle(core), merges(core), garbage(core), accounting(core),
-	      remote(core), shipping(core), shared(core), root(root) {
+	    : core(root), pins(root), files(core, pins), history(core), lifecycle(core), merges(core), garbage(core, pins),
+	      accounting(core), remote(core), shipping(core), shared(core), root(root) {
 	}
 	MetadataStore(const MetadataStore &) = delete;
 	MetadataStore &operator=(const MetadataStore &) = delete;
 
 private:
 	MetadataCore core;
+	PinStore pins;
 
 public:
 	FileStore files;

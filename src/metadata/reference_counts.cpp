@@ -10,6 +10,8 @@
 
 namespace differential {
 
+//! Referenced by a row whose change or deletion a trigger records (a branch file, a snapshot, a writer's pin);
+//! reader pins, in pins.sqlite, are not seen here.
 static bool RootReferenced(SqliteDatabase &db, int64_t root_id) {
 	auto stmt = db.Prepare("SELECT EXISTS(SELECT 1 FROM branch_files WHERE root_id = ?1) OR "
 	                       "EXISTS(SELECT 1 FROM snapshots WHERE root_id = ?1) OR "
@@ -41,13 +43,14 @@ static bool AddToCounts(SqliteDatabase &db, const char *table, const std::vector
 	return all_found;
 }
 
-static void CountNewRoots(SqliteDatabase &db) {
+static void CountNewRoots(SqliteDatabase &db, const std::unordered_set<int64_t> &reader_pins) {
 	std::vector<int64_t> counted;
 	auto roots = db.Prepare("SELECT root_id, pages FROM roots WHERE counted = 0");
 	while (roots.Step()) {
 		auto root_id = roots.Int(0);
 		Hash256 missing {};
-		if (!AddToCounts(db, "index_pages", roots.Blob(1), 1, &missing) && RootReferenced(db, root_id)) {
+		if (!AddToCounts(db, "index_pages", roots.Blob(1), 1, &missing) &&
+		    (RootReferenced(db, root_id) || reader_pins.count(root_id))) {
 			Fail(ErrorKind::IO, "corrupt_metadata",
 			     "Index page " + HashToHex(missing) + " of the live root " + std::to_string(root_id) +
 			         " is missing; nothing was cleaned up. Run differential_verify().");
@@ -80,12 +83,12 @@ static void CountNewPages(SqliteDatabase &db) {
 	}
 }
 
-void CountNewReferences(SqliteDatabase &db) {
-	CountNewRoots(db);
+void CountNewReferences(SqliteDatabase &db, const std::unordered_set<int64_t> &reader_pins) {
+	CountNewRoots(db, reader_pins);
 	CountNewPages(db);
 }
 
-static int64_t DeleteDeadRoots(SqliteDatabase &db) {
+static int64_t DeleteDeadRoots(SqliteDatabase &db, const std::unordered_set<int64_t> &reader_pins) {
 	std::vector<int64_t> candidates;
 	{
 		auto all = db.Prepare("SELECT root_id FROM root_candidates");
@@ -96,21 +99,28 @@ static int64_t DeleteDeadRoots(SqliteDatabase &db) {
 	int64_t deleted = 0;
 	auto pages = db.Prepare("SELECT pages FROM roots WHERE root_id = ?");
 	auto del = db.Prepare("DELETE FROM roots WHERE root_id = ?");
+	auto settled = db.Prepare("DELETE FROM root_candidates WHERE root_id = ?");
 	for (auto root_id : candidates) {
 		pages.Reset();
 		pages.Bind(1, root_id);
-		if (!pages.Step() || RootReferenced(db, root_id)) {
+		bool exists = pages.Step();
+		auto list = exists ? pages.Blob(0) : std::vector<uint8_t>();
+		pages.Reset();
+		bool dead = exists && !RootReferenced(db, root_id);
+		if (dead && reader_pins.count(root_id)) {
+			// Only a reader pins it: no trigger sees a reader's pin go, so it stays a candidate until then.
 			continue;
 		}
-		auto list = pages.Blob(0);
-		pages.Reset();
-		AddToCounts(db, "index_pages", list, -1);
-		del.Reset();
-		del.Bind(1, root_id).Run();
-		deleted++;
+		// A candidate still referenced becomes one again when its last reference goes (the triggers).
+		if (dead) {
+			AddToCounts(db, "index_pages", list, -1);
+			del.Reset();
+			del.Bind(1, root_id).Run();
+			deleted++;
+		}
+		settled.Reset();
+		settled.Bind(1, root_id).Run();
 	}
-	// A candidate still referenced becomes one again when its last reference goes (the triggers).
-	db.Execute("DELETE FROM root_candidates");
 	return deleted;
 }
 
@@ -129,8 +139,8 @@ static int64_t DeleteUnreferencedPages(SqliteDatabase &db) {
 	return static_cast<int64_t>(dead.size());
 }
 
-void SweepUnreferenced(SqliteDatabase &db, GarbageReport &report) {
-	report.roots_deleted = DeleteDeadRoots(db);
+void SweepUnreferenced(SqliteDatabase &db, const std::unordered_set<int64_t> &reader_pins, GarbageReport &report) {
+	report.roots_deleted = DeleteDeadRoots(db, reader_pins);
 	report.pages_deleted = DeleteUnreferencedPages(db);
 	db.Execute("DELETE FROM chunks WHERE refs = 0");
 	report.chunks_deleted = db.Changes();

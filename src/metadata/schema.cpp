@@ -264,13 +264,18 @@ CREATE TRIGGER pins_root_deleted AFTER DELETE ON pins
     BEGIN INSERT INTO root_candidates(root_id) SELECT OLD.root_id
     WHERE NOT EXISTS (SELECT 1 FROM root_candidates WHERE root_id = OLD.root_id); END;
 )",
+    // 9: reader pins are kept in pins.sqlite, outside the metadata's write lock (docs/DURABILITY.md §10); the
+    // `pins` table keeps writers' pins. Recorded so a build that would not look there refuses the repository.
+    R"(
+INSERT OR REPLACE INTO repository_meta(key, value) VALUES ('reader_pins', 'pins.sqlite');
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,
               "each schema version is one migration step");
 
+//! The stored schema version (0: none yet); repository_meta must exist. Refuses another store format.
 static int64_t StoredSchemaVersion(SqliteDatabase &db, const std::string &root) {
-	db.Execute("CREATE TABLE IF NOT EXISTS repository_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
 	int64_t version = 0;
 	{
 		auto stmt = db.Prepare("SELECT value FROM repository_meta WHERE key = 'schema_version'");
@@ -287,8 +292,27 @@ static int64_t StoredSchemaVersion(SqliteDatabase &db, const std::string &root) 
 	return version;
 }
 
+//! True when the metadata is at this build's schema already, found without taking the write lock: a process
+//! opening a current repository (every open but the first after an upgrade) then never waits for a writer, nor
+//! holds up one.
+static bool AlreadyCurrent(SqliteDatabase &db, const std::string &root) {
+	SqliteReadTransaction snapshot(db);
+	{
+		auto exists =
+		    db.Prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'repository_meta'");
+		if (!exists.Step() || exists.Int(0) == 0) {
+			return false;
+		}
+	}
+	return StoredSchemaVersion(db, root) == METADATA_SCHEMA_VERSION;
+}
+
 void MigrateSchema(SqliteDatabase &db, const std::string &root) {
+	if (AlreadyCurrent(db, root)) {
+		return;
+	}
 	SqliteTransaction txn(db);
+	db.Execute("CREATE TABLE IF NOT EXISTS repository_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
 	auto version = StoredSchemaVersion(db, root);
 	const int64_t known = sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]);
 	if (version > known) {

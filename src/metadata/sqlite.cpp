@@ -55,23 +55,25 @@ static int OnBusy(void *, int count) {
 	return 1;
 }
 
-//! Ends the wait the busy handler started for `sql` (if any): counted, and logged through DuckDB's logger.
-static void EndBusyWait(const char *sql) {
+//! Ends the wait the busy handler started for `sql` (if any): counted for the file, and logged through DuckDB's
+//! logger.
+static void EndBusyWait(SqliteFile file, const char *sql) {
 	if (busy_since_us == 0) {
 		return;
 	}
 	auto waited = static_cast<uint64_t>(SteadyMicros() - busy_since_us);
 	busy_since_us = 0;
-	Count(Counter::METADATA_BUSY_WAITS);
-	Count(Counter::METADATA_BUSY_WAIT_TOTAL_US, waited);
-	CountMax(Counter::METADATA_BUSY_WAIT_MAX_US, waited);
+	bool pins = file == SqliteFile::PINS;
+	Count(pins ? Counter::PIN_BUSY_WAITS : Counter::METADATA_BUSY_WAITS);
+	Count(pins ? Counter::PIN_BUSY_WAIT_TOTAL_US : Counter::METADATA_BUSY_WAIT_TOTAL_US, waited);
+	CountMax(pins ? Counter::PIN_BUSY_WAIT_MAX_US : Counter::METADATA_BUSY_WAIT_MAX_US, waited);
 	if (LogEnabled()) {
-		LogEvent("metadata_busy_wait", static_cast<double>(waited) / 1000.0,
+		LogEvent(pins ? "pin_busy_wait" : "metadata_busy_wait", static_cast<double>(waited) / 1000.0,
 		         std::string("waited for another connection's lock: ") + (sql ? sql : ""));
 	}
 }
 
-SqliteDatabase::SqliteDatabase(const std::string &path_p) : path(path_p) {
+SqliteDatabase::SqliteDatabase(const std::string &path_p, SqliteFile file_p) : path(path_p), file(file_p) {
 	int rc =
 	    sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
 	if (rc != SQLITE_OK) {
@@ -128,7 +130,7 @@ void SqliteDatabase::Execute(const std::string &sql) {
 	char *err = nullptr;
 	Count(Counter::METADATA_STATEMENTS);
 	int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-	EndBusyWait(sql.c_str());
+	EndBusyWait(file, sql.c_str());
 	sqlite3_free(err);
 	if (rc != SQLITE_OK) {
 		Raise("A metadata statement", sql, sqlite3_extended_errcode(db));
@@ -140,7 +142,7 @@ void SqliteDatabase::ExecuteRetryingBusy(const std::string &sql) {
 	for (;;) {
 		Count(Counter::METADATA_STATEMENTS);
 		int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-		EndBusyWait(sql.c_str());
+		EndBusyWait(file, sql.c_str());
 		if (rc == SQLITE_OK) {
 			return;
 		}
@@ -254,7 +256,7 @@ bool SqliteStatement::Step() {
 		Count(Counter::METADATA_STATEMENTS);
 	}
 	int rc = sqlite3_step(stmt);
-	EndBusyWait(sqlite3_sql(stmt));
+	EndBusyWait(db->file, sqlite3_sql(stmt));
 	if (rc == SQLITE_ROW) {
 		return true;
 	}
@@ -296,7 +298,7 @@ std::optional<std::string> SqliteStatement::OptionalText(int col) {
 }
 
 SqliteTransaction::SqliteTransaction(SqliteDatabase &db) : db(db) {
-	Count(Counter::METADATA_WRITE_TRANSACTIONS);
+	Count(db.File() == SqliteFile::PINS ? Counter::PIN_WRITE_TRANSACTIONS : Counter::METADATA_WRITE_TRANSACTIONS);
 	db.Execute("BEGIN IMMEDIATE");
 }
 
@@ -318,6 +320,19 @@ void SqliteTransaction::Commit() {
 	}
 	db.Execute("COMMIT");
 	done = true;
+}
+
+SqliteReadTransaction::SqliteReadTransaction(SqliteDatabase &db) : db(db) {
+	db.Execute("BEGIN");
+}
+
+SqliteReadTransaction::~SqliteReadTransaction() {
+	// Ending a transaction that wrote nothing cannot lose anything; a failure here (SQLite already ended it)
+	// has nothing to report.
+	try {
+		db.Execute("COMMIT");
+	} catch (...) {
+	}
 }
 
 } // namespace differential

@@ -16,9 +16,14 @@ namespace differential {
 
 class SqliteStatement;
 
+//! Which file a connection serves. Waits and write transactions are counted per file
+//! (differential_io_counters): the metadata's write lock is taken by writers, pins.sqlite's by readers opening a
+//! file (docs/DURABILITY.md §10), and a reader's wait on the one is not a wait on the other.
+enum class SqliteFile : uint8_t { METADATA, PINS };
+
 class SqliteDatabase {
 public:
-	explicit SqliteDatabase(const std::string &path);
+	explicit SqliteDatabase(const std::string &path, SqliteFile file = SqliteFile::METADATA);
 	~SqliteDatabase();
 	SqliteDatabase(const SqliteDatabase &) = delete;
 	SqliteDatabase &operator=(const SqliteDatabase &) = delete;
@@ -32,6 +37,9 @@ public:
 	SqliteStatement Prepare(const std::string &sql);
 	int64_t LastInsertRowId();
 	int Changes();
+	SqliteFile File() const {
+		return file;
+	}
 	//! Folds the WAL back into the database file; false when readers in other processes hold it.
 	bool TryCheckpointTruncate();
 	//! Raises metadata_error naming the failed step, the statement and SQLite's extended result code.
@@ -43,6 +51,7 @@ private:
 	void Release(sqlite3_stmt *stmt);
 	sqlite3 *db = nullptr;
 	std::string path;
+	const SqliteFile file;
 	//! Free prepared statements by SQL text. Every publication runs the same few statements; parsing them
 	//! again each time was a visible share of a small commit's CPU.
 	std::mutex cache_lock;
@@ -102,6 +111,19 @@ public:
 private:
 	SqliteDatabase &db;
 	bool done = false;
+};
+
+//! BEGIN (deferred) ... COMMIT: the statements in between read one snapshot of the database and take no
+//! write lock, so they never wait for a writer (WAL mode).
+class SqliteReadTransaction {
+public:
+	explicit SqliteReadTransaction(SqliteDatabase &db);
+	~SqliteReadTransaction();
+	SqliteReadTransaction(const SqliteReadTransaction &) = delete;
+	SqliteReadTransaction &operator=(const SqliteReadTransaction &) = delete;
+
+private:
+	SqliteDatabase &db;
 };
 
 } // namespace differential

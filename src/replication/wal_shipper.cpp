@@ -75,7 +75,7 @@ ChainBase WalShipper::PublishedBase(VersionedFile &main) {
 	auto &catalog = *target.repository->storage->catalog;
 	StoredFile stored;
 	ChainBase base;
-	if (catalog.LoadFile(main.Address(), stored, false)) {
+	if (catalog.LoadFile(main.Address(), stored)) {
 		base.chunks = PublishedChunkHashes(catalog, stored);
 		base.length = stored.length;
 	}

@@ -16,9 +16,9 @@ ChunkedFile::ChunkedFile(FileAddress address, std::shared_ptr<RepositoryStorage>
 }
 
 ChunkedFile::~ChunkedFile() {
-	if (pin_id >= 0) {
+	if (pin.Held()) {
 		try {
-			storage->catalog->Unpin(pin_id);
+			storage->catalog->Unpin(pin);
 		} catch (...) {
 			// A pin left behind is released by cleanup once this process is gone.
 		}
@@ -26,7 +26,7 @@ ChunkedFile::~ChunkedFile() {
 }
 
 void ChunkedFile::KeepLoadedLocked(StoredFile &stored) {
-	pin_id = stored.pin_id;
+	pin = stored.pin;
 	companions = std::move(stored.companions);
 }
 
@@ -248,7 +248,7 @@ void ChunkedFile::PublishLocked() {
 			new_chunks.push_back({chunks[index].hash, chunks[index].location});
 		}
 	}
-	storage->catalog->PublishChunked(address, length, pages, new_pages, new_chunks, pin_id);
+	storage->catalog->PublishChunked(address, length, pages, new_pages, new_chunks, pin);
 	dirty_chunks.clear();
 	length_dirty = false;
 }

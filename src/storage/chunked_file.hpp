@@ -16,8 +16,8 @@ public:
 	std::vector<Hash256> CurrentChunkHashes() override;
 
 protected:
-	bool PinsOnLoad() const override {
-		return true;
+	PinKind PinsOnLoad() const override {
+		return writable ? PinKind::WRITER : PinKind::READER;
 	}
 	void KeepLoadedLocked(StoredFile &stored) override;
 	void ApplyLocked(StoredFile &stored) override;
@@ -43,7 +43,7 @@ private:
 	std::vector<NewIndexPage> RewriteTouchedPages();
 
 	//! Keeps the loaded (then the last published) root safe from cleanup.
-	int64_t pin_id = -1;
+	FilePin pin;
 	std::vector<CompanionFile> companions;
 	std::vector<Chunk> chunks;
 	std::vector<Hash256> pages;

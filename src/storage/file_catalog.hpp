@@ -43,6 +43,20 @@ struct CompanionFile {
 	std::vector<RangeExtent> extents;
 };
 
+//! Who pins a loaded file, which decides where the pin is kept (docs/DURABILITY.md §10): a writer's pin moves to
+//! each root it publishes, in the publishing metadata transaction; a reader's never moves and is kept outside
+//! the metadata's write lock, so taking it never waits for a writer.
+enum class PinKind : uint8_t { NONE, READER, WRITER };
+
+struct FilePin {
+	int64_t id = -1;
+	PinKind kind = PinKind::NONE;
+
+	bool Held() const {
+		return id >= 0;
+	}
+};
+
 //! A published version of a file as the catalog has it.
 struct StoredFile {
 	uint64_t length = 0;
@@ -55,8 +69,8 @@ struct StoredFile {
 	//! For a branch's database file loaded with a pin: its WAL companions, read in the same
 	//! transaction, so a reader pairs the database with exactly the WAL published with it.
 	std::vector<CompanionFile> companions;
-	//! The reader pin taken on the loaded root (chunked files loaded with a pin), or -1.
-	int64_t pin_id = -1;
+	//! The pin taken on the loaded root (chunked files loaded with a pin), if any.
+	FilePin pin;
 };
 
 struct NewChunk {
@@ -73,19 +87,19 @@ class FileCatalog {
 public:
 	virtual ~FileCatalog() = default;
 
-	//! False when the file does not exist (never published, or removed). With `pin`, a chunked
-	//! file's root is pinned in the same transaction, so cleanup keeps it until Unpin().
-	virtual bool LoadFile(const FileAddress &file, StoredFile &out, bool pin = false) = 0;
-	virtual void Unpin(int64_t pin_id) = 0;
+	//! False when the file does not exist (never published, or removed). With a `pin` kind, a chunked
+	//! file's root is read and pinned atomically with respect to cleanup, which keeps it until Unpin().
+	virtual bool LoadFile(const FileAddress &file, StoredFile &out, PinKind pin = PinKind::NONE) = 0;
+	virtual void Unpin(const FilePin &pin) = 0;
 	virtual std::vector<uint8_t> LoadIndexPage(const Hash256 &page) = 0;
 	//! Fills `out` with one location per hash; throws missing_chunk when a hash is unknown.
 	virtual void LookupChunks(const std::vector<Hash256> &hashes, std::vector<ChunkLocation> &out) = 0;
 
 	//! Publishes a new version of a chunked file in one durable metadata transaction.
-	//! The publisher's pin (or -1) moves to the new root.
+	//! The publisher's pin (a writer's, if held) moves to the new root.
 	virtual void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
 	                            const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
-	                            int64_t pin_id) = 0;
+	                            const FilePin &publisher_pin) = 0;
 	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them.
 	virtual void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
 	                           const std::vector<RangeExtent> &new_extents) = 0;

@@ -19,8 +19,8 @@ public:
 	RangedFile(FileAddress address, std::shared_ptr<RepositoryStorage> storage, bool writable);
 
 protected:
-	bool PinsOnLoad() const override {
-		return false;
+	PinKind PinsOnLoad() const override {
+		return PinKind::NONE;
 	}
 	void ApplyLocked(StoredFile &stored) override;
 	void ClearLocked() override;

@@ -61,8 +61,8 @@ protected:
 	VersionedFile(FileAddress address, std::shared_ptr<RepositoryStorage> storage, bool writable);
 
 	// The kind-specific parts, called with `lock` held (shared for reads, exclusive otherwise).
-	//! Whether Load pins the loaded root (and reads the companions with it).
-	virtual bool PinsOnLoad() const = 0;
+	//! Which pin Load takes on the loaded root (and whether it reads the companions with it).
+	virtual PinKind PinsOnLoad() const = 0;
 	//! Keeps what a Load hands over besides the content (a pin, the companions), found or not.
 	virtual void KeepLoadedLocked(StoredFile &stored);
 	//! Takes the loaded version's content; `length` is already set.

@@ -19,11 +19,14 @@ def hashes(blob):
 def reference_mark(repository):
     """The mark of the former full mark and sweep: what is live, and every row there is."""
     db = sqlite3.connect(repository / "metadata.sqlite")
+    # Writers' pins are in the metadata, readers' in pins.sqlite (docs/DURABILITY.md §10).
+    db.execute(f"ATTACH '{repository / 'pins.sqlite'}' AS readers")
     try:
-        pins = db.execute("SELECT DISTINCT pid FROM pins").fetchall()
+        pins = db.execute("SELECT DISTINCT pid FROM pins UNION SELECT pid FROM readers.pins").fetchall()
         assert all(pid == os.getpid() for (pid,) in pins), pins  # no pin of a dead process to release
         live_roots = {r for (r,) in db.execute("SELECT root_id FROM branch_files WHERE root_id IS NOT NULL UNION "
-                                               "SELECT root_id FROM snapshots UNION SELECT root_id FROM pins")}
+                                               "SELECT root_id FROM snapshots UNION SELECT root_id FROM pins UNION "
+                                               "SELECT root_id FROM readers.pins")}
         roots = dict(db.execute("SELECT root_id, pages FROM roots").fetchall())
         pages = dict(db.execute("SELECT hash, slots FROM index_pages").fetchall())
         chunks = {h for (h,) in db.execute("SELECT hash FROM chunks")}
@@ -183,7 +186,7 @@ class History:
         return out
 
     def forget_read_candidates(self):
-        """Reading every version above pinned and released every live root, making each a cleanup candidate; a
+        """Reading every version above made live roots cleanup candidates (a writer's pin released or moved); a
         candidate still referenced needs no record, so these are dropped: otherwise they would hide a writer that
         fails to record a root it releases later (an expiry, a drop), which this test must catch."""
         db = sqlite3.connect(self.repository / "metadata.sqlite")

@@ -56,7 +56,7 @@ protected:
 		NewIndexPage page;
 		page.slots = EncodeIndexPage({chunk.hash});
 		page.hash = Sha256(page.slots.data(), page.slots.size());
-		store->files.PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk}, -1);
+		store->files.PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk}, FilePin());
 		return page.hash;
 	}
 
@@ -430,7 +430,7 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 	NewChunk again;
 	again.hash = slots[0];
 	again.location.segment_id = 77;
-	store->files.PublishChunked(File("db", "main"), 7, {page}, {}, {again}, -1);
+	store->files.PublishChunked(File("db", "main"), 7, {page}, {}, {again}, FilePin());
 	store->files.LookupChunks({slots[0]}, locations);
 	EXPECT_EQ(locations[0].segment_id, 1u);
 	EXPECT_EQ(store->accounting.AllChunks().size(), 1u);
@@ -439,7 +439,7 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
 	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	// An empty database file has a root without pages.
-	store->files.PublishChunked(File("db", "main"), 0, {}, {}, {}, -1);
+	store->files.PublishChunked(File("db", "main"), 0, {}, {}, {}, FilePin());
 	StoredFile file;
 	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 0u);
@@ -447,7 +447,7 @@ TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
 	// An index page of holes only is an empty blob, and still a page.
 	NewIndexPage holes;
 	holes.hash = Sha256(nullptr, 0);
-	store->files.PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {}, -1);
+	store->files.PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {}, FilePin());
 	EXPECT_TRUE(store->accounting.HasIndexPage(holes.hash));
 	EXPECT_TRUE(store->files.LoadIndexPage(holes.hash).empty());
 	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));

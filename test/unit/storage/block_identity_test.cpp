@@ -45,7 +45,7 @@ public:
 		return address;
 	}
 
-	bool LoadFile(const FileAddress &file, StoredFile &out, bool) override {
+	bool LoadFile(const FileAddress &file, StoredFile &out, PinKind) override {
 		auto found = files.find(file.database);
 		if (found == files.end()) {
 			return false;
@@ -56,14 +56,14 @@ public:
 	std::vector<uint8_t> LoadIndexPage(const Hash256 &page) override {
 		return pages.at(page);
 	}
-	void Unpin(int64_t) override {
+	void Unpin(const FilePin &) override {
 		throw std::logic_error("not used");
 	}
 	void LookupChunks(const std::vector<Hash256> &, std::vector<ChunkLocation> &) override {
 		throw std::logic_error("not used");
 	}
 	void PublishChunked(const FileAddress &, uint64_t, const std::vector<Hash256> &, const std::vector<NewIndexPage> &,
-	                    const std::vector<NewChunk> &, int64_t) override {
+	                    const std::vector<NewChunk> &, const FilePin &) override {
 		throw std::logic_error("not used");
 	}
 	void PublishRanged(const FileAddress &, uint64_t, uint64_t, const std::vector<RangeExtent> &) override {

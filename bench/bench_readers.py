@@ -1,9 +1,12 @@
 """Multi-process reads (issue 13): 8 reader processes time-travelling (AT (VERSION => n) over several snapshots) while
 one writer process commits and takes snapshots, beside the same readers on a quiet repository.
 
-Rounds alternate quiet and busy. Each process reads differential_io_counters() before and after its measured window:
-the readers' metadata busy waits (a statement that found another connection's SQLite lock) are the evidence for
-"no reader waits on the writer's lock"; the longest wait is the process's maximum since it started (warm-up included).
+Each round runs three windows: quiet (readers alone), elsewhere (the same writer on a repository of its own: the
+machine as loaded as with the writer, the readers' repository quiet) and busy (the writer on the readers'
+repository). Each process reads differential_io_counters() before and after its measured window: the readers' waits
+on the metadata's lock (a statement that found another connection's SQLite lock; writers hold it) and on the reader
+pins' lock (pins.sqlite, held by other readers and cleanup) are counted apart; a longest wait is the process's
+maximum since it started (warm-up included).
 Reproduce: `.venv/bin/python bench/bench_readers.py --json bench/work/readers.json` (or `make bench`)."""
 import argparse
 import json
@@ -56,7 +59,8 @@ elapsed, after = time.perf_counter() - begin, counters()
 delta = {k: after[k] - before[k] for k in after if not k.endswith("_max_us")}
 print(json.dumps({"queries": done, "seconds": elapsed, "slowest_query": slowest, "counters": delta,
                   "newest_reads": newest_reads,
-                  "busy_wait_max_us": after["metadata_busy_wait_max_us"]}))
+                  "busy_wait_max_us": after["metadata_busy_wait_max_us"],
+                  "pin_wait_max_us": after["pin_busy_wait_max_us"]}))
 '''
 
 WRITER = COMMON + r'''
@@ -92,16 +96,17 @@ for n in range({versions}):
                    check=True)
 
 
-def run_round(repository, args, busy):
+def run_round(repository, args, writer_repository):
+    """One window of the readers on `repository`, beside a writer on `writer_repository` (None: no writer)."""
     start_at = time.time() + 10.0  # time for every process to load, attach and warm up on a loaded machine
     readers = args.readers
-    args = [str(repository), str(EXTENSION), str(start_at), str(args.seconds), str(args.versions),
-            str(args.newest_every)]
-    procs = [subprocess.Popen([sys.executable, "-c", READER, "reader"] + args, stdout=subprocess.PIPE, text=True)
-             for _ in range(readers)]
+    tail = [str(EXTENSION), str(start_at), str(args.seconds), str(args.versions), str(args.newest_every)]
+    procs = [subprocess.Popen([sys.executable, "-c", READER, "reader", str(repository)] + tail,
+                              stdout=subprocess.PIPE, text=True) for _ in range(readers)]
+    busy = writer_repository is not None
     if busy:
-        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, "writer"] + args, stdout=subprocess.PIPE,
-                                      text=True))
+        procs.append(subprocess.Popen([sys.executable, "-c", WRITER, "writer", str(writer_repository)] + tail,
+                                      stdout=subprocess.PIPE, text=True))
     load = []
     while any(p.poll() is None for p in procs):
         load.append(os.getloadavg()[0])
@@ -118,6 +123,10 @@ def run_round(repository, args, busy):
         "slowest_query": max(r["slowest_query"] for r in reader_results),
         "reader_busy_waits": sum(r["counters"]["metadata_busy_waits"] for r in reader_results),
         "reader_busy_wait_max_us": max(r["busy_wait_max_us"] for r in reader_results),
+        "reader_busy_wait_total_us": sum(r["counters"]["metadata_busy_wait_total_us"] for r in reader_results),
+        "reader_pin_waits": sum(r["counters"]["pin_busy_waits"] for r in reader_results),
+        "reader_pin_wait_max_us": max(r["pin_wait_max_us"] for r in reader_results),
+        "reader_pin_transactions": sum(r["counters"]["pin_write_transactions"] for r in reader_results),
         "reader_write_transactions": sum(r["counters"]["metadata_write_transactions"] for r in reader_results),
         "reader_fs_reads": sum(r["counters"]["fs_read"] for r in reader_results),
         "newest_reads": sum(r["newest_reads"] for r in reader_results),
@@ -143,28 +152,39 @@ def main():
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     repository = pathlib.Path(args.work).resolve() / "repository"
+    elsewhere = pathlib.Path(args.work).resolve() / "elsewhere"
     setup(repository, args.rows, args.versions)
-    rounds = {"quiet": [], "busy": []}
+    setup(elsewhere, args.rows, args.versions)
+    # "elsewhere": the same writer on a repository of its own, so the readers' repository is quiet while the
+    # machine is as loaded as in "busy"; busy / elsewhere is what the writer costs readers through the repository.
+    writers = {"quiet": None, "elsewhere": elsewhere, "busy": repository}
+    rounds = {"quiet": [], "elsewhere": [], "busy": []}
     for _ in range(args.rounds):
-        for phase in ("quiet", "busy"):
-            rounds[phase].append(run_round(repository, args, phase == "busy"))
+        for phase in ("quiet", "elsewhere", "busy"):
+            rounds[phase].append(run_round(repository, args, writers[phase]))
             r = rounds[phase][-1]
             print(f"{phase}: {r['throughput']:.1f} queries/s, reader busy waits {r['reader_busy_waits']}, longest "
                   f"{r['reader_busy_wait_max_us'] / 1000:.1f} ms", file=sys.stderr)
     throughput = {p: stats([r["throughput"] for r in v]) for p, v in rounds.items()}
-    writers = [r["writer"] for r in rounds["busy"]]
+    writer_runs = [r["writer"] for r in rounds["busy"]]
     report = {
         "readers": args.readers, "rounds": args.rounds, "seconds": args.seconds, "rows": args.rows,
         "versions": args.versions, "newest_every": args.newest_every, "throughput": throughput,
         "newest_reads": {p: sum(r["newest_reads"] for r in v) for p, v in rounds.items()},
         "ratio": throughput["busy"]["median"] / throughput["quiet"]["median"],
+        "ratio_to_elsewhere": throughput["busy"]["median"] / throughput["elsewhere"]["median"],
         "slowest_query": {p: max(r["slowest_query"] for r in v) for p, v in rounds.items()},
         "reader_busy_waits": {p: sum(r["reader_busy_waits"] for r in v) for p, v in rounds.items()},
         "reader_busy_wait_max_us": {p: max(r["reader_busy_wait_max_us"] for r in v) for p, v in rounds.items()},
+        "reader_busy_wait_total_us": {p: sum(r["reader_busy_wait_total_us"] for r in v) for p, v in rounds.items()},
+        "reader_pin_waits": {p: sum(r["reader_pin_waits"] for r in v) for p, v in rounds.items()},
+        "reader_pin_wait_max_us": {p: max(r["reader_pin_wait_max_us"] for r in v) for p, v in rounds.items()},
+        "reader_pin_transactions": {p: sum(r["reader_pin_transactions"] for r in v) for p, v in rounds.items()},
         "reader_write_transactions": {p: sum(r["reader_write_transactions"] for r in v) for p, v in rounds.items()},
         "reader_fs_reads": {p: sum(r["reader_fs_reads"] for r in v) for p, v in rounds.items()},
-        "writer": {"commits": sum(w["commits"] for w in writers), "snapshots": sum(w["snapshots"] for w in writers),
-                   "busy_wait_max_us": max(w["busy_wait_max_us"] for w in writers)},
+        "writer": {"commits": sum(w["commits"] for w in writer_runs),
+                   "snapshots": sum(w["snapshots"] for w in writer_runs),
+                   "busy_wait_max_us": max(w["busy_wait_max_us"] for w in writer_runs)},
         "load_average": stats([x for v in rounds.values() for r in v for x in r["load"]]),
     }
     print(json.dumps(report, indent=2))

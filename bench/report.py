@@ -59,42 +59,55 @@ def durable_writes_line(counts):
 
 def readers_lines(readers):
     """The multi-process reads benchmark's section (bench/bench_readers.py), every figure from that run's JSON."""
-    quiet, busy = readers["throughput"]["quiet"], readers["throughput"]["busy"]
+    throughput = readers["throughput"]
     waits, longest = readers["reader_busy_waits"], readers["reader_busy_wait_max_us"]
+    pin_waits, pin_longest = readers["reader_pin_waits"], readers["reader_pin_wait_max_us"]
     load = readers["load_average"]
+    phases = [("quiet", "quiet: readers alone"),
+              ("elsewhere", "the writer on a repository of its own (machine loaded, readers' repository quiet)"),
+              ("busy", "the writer committing and snapshotting on the readers' repository")]
+
+    def per_phase(values, scale=1.0, digits=0):
+        return ", ".join(f"{values[p] / scale:.{digits}f} {p}" for p, _ in phases)
+
     return [
         "## Multi-process reads",
         "",
         f"{readers['readers']} reader processes (one DuckDB thread each) run `SELECT count(*), sum(v) FROM t AT "
         f"(VERSION => n) WHERE id % 7 = 3` over {readers['versions']} snapshots of a {readers['rows']:,}-row table, "
         f"every {readers['newest_every']}th query on the newest snapshot instead (with the writer, often one it has "
-        "just taken: attached, and pinned in a metadata write transaction, at first use; "
+        "just taken: attached, and pinned, at first use; "
         f"{readers['newest_reads']['busy']} such reads with the writer), for "
-        f"{readers['seconds']:.0f} s, on a quiet repository and while one writer process commits 100 rows every "
+        f"{readers['seconds']:.0f} s per window, while one writer process commits 100 rows every "
         f"10 ms and takes a snapshot every 10 commits ({readers['writer']['commits']} commits and "
-        f"{readers['writer']['snapshots']} snapshots in all); {readers['rounds']} rounds, alternating quiet and busy. "
-        "Reproduce: `.venv/bin/python bench/bench_readers.py --json bench/work/readers.json` (or `make bench`).",
+        f"{readers['writer']['snapshots']} snapshots in all on the readers' repository); {readers['rounds']} rounds "
+        "of three windows. Reproduce: `.venv/bin/python bench/bench_readers.py --json bench/work/readers.json` "
+        "(or `make bench`).",
         "",
-        "| repository | reader throughput, queries/s (min / median / max) |",
+        "| window | reader throughput, queries/s (min / median / max) |",
         "|---|---|",
-        f"| quiet | {quiet['min']:.1f} / {quiet['median']:.1f} / {quiet['max']:.1f} |",
-        f"| writer committing and snapshotting | {busy['min']:.1f} / {busy['median']:.1f} / {busy['max']:.1f} |",
+    ] + [
+        f"| {label} | {throughput[p]['min']:.1f} / {throughput[p]['median']:.1f} / {throughput[p]['max']:.1f} |"
+        for p, label in phases
+    ] + [
         "",
-        f"**Reader throughput with the writer / quiet (medians): {readers['ratio']:.2f}** (goal >= 0.9).",
+        f"**Reader throughput with the writer / quiet (medians): {readers['ratio']:.2f}** (goal >= 0.9). "
+        f"With the writer / with the same writer on another repository: {readers['ratio_to_elsewhere']:.2f}.",
         "",
-        f"- Readers' waits on another connection's SQLite lock (counted by the busy handler, "
-        f"`differential_io_counters`): {waits['busy']} with the writer, {waits['quiet']} on the quiet repository; "
-        f"longest {longest['busy'] / 1000:.1f} ms with the writer, {longest['quiet'] / 1000:.1f} ms quiet "
-        "(a process's longest wait since it started, warm-up included)",
+        f"- Readers' waits on the metadata's lock (writers hold it; counted by the busy handler, "
+        f"`differential_io_counters`) in the measured windows: {per_phase(waits)}; "
+        f"on the reader pins' lock (`pins.sqlite`: other readers, cleanup): {per_phase(pin_waits)}",
+        f"- Longest of those waits in any reader process since it started (warm-up included): metadata "
+        f"{per_phase(longest, 1000, 1)} ms; pins {per_phase(pin_longest, 1000, 1)} ms",
         f"- Metadata write transactions the readers began in the measured windows: "
-        f"{readers['reader_write_transactions']['busy']} with the writer, "
-        f"{readers['reader_write_transactions']['quiet']} quiet; extension file reads: "
-        f"{readers['reader_fs_reads']['busy']} with the writer, {readers['reader_fs_reads']['quiet']} quiet",
-        f"- Slowest single reader query: {readers['slowest_query']['quiet'] * 1000:.1f} ms quiet, "
-        f"{readers['slowest_query']['busy'] * 1000:.1f} ms with the writer; the writer's longest lock wait "
-        f"{readers['writer']['busy_wait_max_us'] / 1000:.1f} ms",
+        f"{per_phase(readers['reader_write_transactions'])}; pin transactions: "
+        f"{per_phase(readers['reader_pin_transactions'])}; extension file reads: "
+        f"{per_phase(readers['reader_fs_reads'])}",
+        f"- Slowest single reader query (ms): {per_phase(readers['slowest_query'], 0.001, 1)}; the writer's longest "
+        f"lock wait {readers['writer']['busy_wait_max_us'] / 1000:.1f} ms",
         f"- Load average (1 min) during the run: {load['min']:.1f} to {load['max']:.1f} (median {load['median']:.1f}) "
-        "on this 2-core machine; the writer's own CPU is taken from the same 2 cores the readers use.",
+        "on this 2-core machine; the writer's own CPU is taken from the same 2 cores the readers use (the "
+        "elsewhere window measures that share alone).",
     ]
 
 

@@ -1,6 +1,6 @@
 """Writes bench/RESULTS.md and bench/tpch_ratios.png from the JSON the benchmark drivers wrote
 (`report.py tpch.json [write.json [merge.json [history.json [readers.json]]]]`, or
-`report.py --history history.json` / `report.py --merge merge.json` to replace only that section)."""
+`report.py --history history.json` / `--merge merge.json` / `--readers readers.json` to replace only that section)."""
 import json
 import pathlib
 import sys
@@ -57,6 +57,9 @@ def durable_writes_line(counts):
                    f"{diff.get('metadata_commits_per_commit', 0):.2f} metadata commits per commit")
 
 
+READERS_HEADING = "## Multi-process reads"
+
+
 def readers_lines(readers):
     """The multi-process reads benchmark's section (bench/bench_readers.py), every figure from that run's JSON."""
     throughput = readers["throughput"]
@@ -71,7 +74,7 @@ def readers_lines(readers):
         return ", ".join(f"{values[p] / scale:.{digits}f} {p}" for p, _ in phases)
 
     return [
-        "## Multi-process reads",
+        READERS_HEADING,
         "",
         f"{readers['readers']} reader processes (one DuckDB thread each) run `SELECT count(*), sum(v) FROM t AT "
         f"(VERSION => n) WHERE id % 7 = 3` over {readers['versions']} snapshots of a {readers['rows']:,}-row table, "
@@ -262,6 +265,9 @@ def main():
         return
     if sys.argv[1] == "--merge":
         splice_section(MERGE_HEADING, merge_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
+        return
+    if sys.argv[1] == "--readers":
+        splice_section(READERS_HEADING, readers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
         return
     tpch = json.loads(pathlib.Path(sys.argv[1]).read_text())
     write = json.loads(pathlib.Path(sys.argv[2]).read_text()) if len(sys.argv) > 2 else None

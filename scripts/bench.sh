@@ -22,7 +22,8 @@ mkdir -p "$WORK"
 # History that scales (issue 13): 10,000 snapshots, 200 branches, 20 databases beside a fresh repository; the large
 # repository is built once (minutes) and cached under ~/.cache/differential/bench-history.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_history.py" --work "$WORK/history" --json "$WORK/history.json"
-# Multi-process reads (issue 13): 8 time-travelling readers, quiet and beside a committing, snapshotting writer.
+# Multi-process reads (issue 13): 8 time-travelling readers, quiet, beside a writer on another repository, and beside
+# a committing, snapshotting writer on theirs.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_readers.py" --work "$WORK/readers" --json "$WORK/readers.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json" \
   "$WORK/history.json" "$WORK/readers.json"

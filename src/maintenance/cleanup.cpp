@@ -82,8 +82,8 @@ static void CompactSegment(Repository &repository, const SegmentUsage &segment, 
 	for (auto &record : records) {
 		buffer.resize(record.location.length);
 		segments.Read(record.location, buffer.data());
-		moves.emplace_back(record,
-		                   segments.Append(buffer.data(), record.location.length, record.hash, COMPACTION_WRITE_EDGE));
+		moves.emplace_back(record, segments.Append(buffer.data(), record.location.length, record.hash,
+		                                           COMPACTION_WRITE_EDGE, RecordPlacement::PAGE_ALIGNED));
 	}
 	segments.Sync(COMPACTION_SYNC_EDGE);
 	CrashPoint("compaction.after_copy");

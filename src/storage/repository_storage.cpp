@@ -44,7 +44,7 @@ ChunkLocation RepositoryStorage::StoreChunk(const void *data, uint32_t size, con
 	if (it != known_chunks.end()) {
 		return it->second;
 	}
-	auto loc = segments.Append(data, size, hash);
+	auto loc = segments.Append(data, size, hash, "segment.record_write", RecordPlacement::PAGE_ALIGNED);
 	known_chunks.emplace(hash, loc);
 	return loc;
 }

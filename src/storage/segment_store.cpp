@@ -16,7 +16,10 @@
 namespace differential {
 
 static constexpr char SEGMENT_MAGIC[8] = {'D', 'I', 'F', 'F', 'S', 'E', 'G', '1'};
-static constexpr uint32_t RECORD_MAGIC = 0x52464944; // "DIFR" little-endian
+static constexpr uint32_t RECORD_MAGIC = 0x52464944;  // "DIFR" little-endian
+static constexpr uint32_t PADDING_MAGIC = 0x50464944; // "DIFP" little-endian: a padding record, zeros
+//! Zeros for the largest padding payload (a page, plus the part of one a header would not fit in).
+static const uint8_t PADDING_ZEROS[RECORD_PAGE_SIZE + RECORD_HEADER_SIZE] = {};
 
 static void PutU32(uint8_t *p, uint32_t v) {
 	std::memcpy(p, &v, 4);
@@ -145,7 +148,14 @@ void SegmentStore::EncodeRecordHeader(uint8_t *out, uint32_t length, uint32_t cr
 	PutU32(out + 12, Crc32c(out + 16, 32, Crc32c(out, 12)));
 }
 
-ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash256 &hash, const char *edge) {
+uint64_t SegmentStore::PaddingBefore(uint64_t end) {
+	auto pad = (RECORD_PAGE_SIZE - (end + RECORD_HEADER_SIZE) % RECORD_PAGE_SIZE) % RECORD_PAGE_SIZE;
+	// A padding record needs room for its own header: a gap smaller than one grows by a page.
+	return pad != 0 && pad < RECORD_HEADER_SIZE ? pad + RECORD_PAGE_SIZE : pad;
+}
+
+ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash256 &hash, const char *edge,
+                                   RecordPlacement placement) {
 	ChunkLocation loc;
 	loc.length = size;
 	loc.crc32c = Crc32c(data, size);
@@ -153,17 +163,32 @@ ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash25
 	EncodeRecordHeader(header, size, loc.crc32c, hash);
 
 	std::lock_guard<std::mutex> guard(write_lock);
-	if (current_fd < 0 || current_size + RECORD_HEADER_SIZE + size > SEGMENT_ROLL_SIZE) {
+	auto padding = [&] {
+		return placement == RecordPlacement::PAGE_ALIGNED ? PaddingBefore(current_size) : 0;
+	};
+	if (current_fd < 0 || current_size + padding() + RECORD_HEADER_SIZE + size > SEGMENT_ROLL_SIZE) {
 		OpenNewSegment();
 	}
+	auto pad = padding();
+	uint8_t pad_header[RECORD_HEADER_SIZE];
+	std::vector<iovec> parts;
+	if (pad > 0) {
+		std::memset(pad_header, 0, sizeof(pad_header));
+		PutU32(pad_header, PADDING_MAGIC);
+		PutU32(pad_header + 4, static_cast<uint32_t>(pad - RECORD_HEADER_SIZE));
+		PutU32(pad_header + 12, Crc32c(pad_header + 16, 32, Crc32c(pad_header, 12)));
+		parts.push_back({pad_header, sizeof(pad_header)});
+		parts.push_back({const_cast<uint8_t *>(PADDING_ZEROS), pad - RECORD_HEADER_SIZE});
+	}
+	parts.push_back({header, sizeof(header)});
+	parts.push_back({const_cast<void *>(data), size});
 	// A failed write leaves current_size where it was: the next record overwrites the torn one.
-	std::vector<iovec> parts = {{header, sizeof(header)}, {const_cast<void *>(data), size}};
 	if (sys::PWriteAll(edge, current_fd, std::move(parts), static_cast<off_t>(current_size)) < 0) {
 		IoFail("Writing segment", SegmentPath(current_id));
 	}
 	loc.segment_id = current_id;
-	loc.offset = current_size + RECORD_HEADER_SIZE;
-	current_size += RECORD_HEADER_SIZE + size;
+	loc.offset = current_size + pad + RECORD_HEADER_SIZE;
+	current_size += pad + RECORD_HEADER_SIZE + size;
 	if (unsynced_fds.empty() || unsynced_fds.back() != current_fd) {
 		unsynced_fds.push_back(current_fd);
 	}
@@ -323,9 +348,17 @@ SegmentScan SegmentStore::Scan(const std::string &path) {
 	std::vector<uint8_t> payload;
 	while (scan.header_valid && pos + RECORD_HEADER_SIZE <= size) {
 		uint8_t rec[RECORD_HEADER_SIZE];
-		if (!ScanRead(fd, rec, sizeof(rec), pos) || GetU32(rec) != RECORD_MAGIC ||
+		if (!ScanRead(fd, rec, sizeof(rec), pos) || (GetU32(rec) != RECORD_MAGIC && GetU32(rec) != PADDING_MAGIC) ||
 		    GetU32(rec + 12) != Crc32c(rec + 16, 32, Crc32c(rec, 12))) {
 			break;
+		}
+		if (GetU32(rec) == PADDING_MAGIC) {
+			// Its zeros are not checked: nothing reads them. A padding cut short is a torn tail.
+			if (pos + RECORD_HEADER_SIZE + GetU32(rec + 4) > size) {
+				break;
+			}
+			pos += RECORD_HEADER_SIZE + GetU32(rec + 4);
+			continue;
 		}
 		ScannedRecord r;
 		r.length = GetU32(rec + 4);

@@ -226,6 +226,51 @@ TEST_F(SegmentStoreTest, ScanListsEveryWholeRecord) {
 	}
 }
 
+TEST_F(SegmentStoreTest, PageAlignedPayloadsStartOnPageBoundariesAndScanSkipsThePadding) {
+	auto store = MakeStore();
+	// Sizes that leave every kind of gap before the next record: none, less than a header, more.
+	std::vector<std::vector<uint8_t>> payloads = {Pattern(262144, 1), Pattern(4096 - RECORD_HEADER_SIZE, 2),
+	                                              Pattern(4096 - 2 * RECORD_HEADER_SIZE + 10, 3), Pattern(17, 4),
+	                                              Pattern(12288, 5)};
+	std::vector<ChunkLocation> locations;
+	for (size_t i = 0; i < payloads.size(); i++) {
+		auto &p = payloads[i];
+		// A packed record between aligned ones (a WAL range) stays where it falls.
+		auto placement = i == 3 ? RecordPlacement::PACKED : RecordPlacement::PAGE_ALIGNED;
+		locations.push_back(
+		    store->Append(p.data(), static_cast<uint32_t>(p.size()), HashOf(p), "segment.record_write", placement));
+		if (placement == RecordPlacement::PAGE_ALIGNED) {
+			EXPECT_EQ(locations.back().offset % RECORD_PAGE_SIZE, 0u) << i;
+		}
+	}
+	EXPECT_NE(locations[3].offset % RECORD_PAGE_SIZE, 0u);
+	store->Sync();
+	for (size_t i = 0; i < payloads.size(); i++) {
+		std::vector<uint8_t> back(payloads[i].size());
+		store->Read(locations[i], back.data());
+		EXPECT_EQ(back, payloads[i]) << i;
+	}
+	auto path = store->SegmentPath(1);
+	auto scan = SegmentStore::Scan(path);
+	EXPECT_EQ(scan.torn_bytes, 0u);
+	ASSERT_EQ(scan.records.size(), payloads.size());
+	for (size_t i = 0; i < payloads.size(); i++) {
+		EXPECT_EQ(scan.records[i].payload_offset, locations[i].offset) << i;
+		EXPECT_EQ(scan.records[i].hash, HashOf(payloads[i])) << i;
+	}
+	// Cut inside the padding before the last record: the padding is a torn tail, the records before it stay.
+	auto last_header = locations[4].offset - RECORD_HEADER_SIZE;
+	auto previous_end = locations[3].offset + payloads[3].size();
+	ASSERT_GT(last_header - previous_end, RECORD_HEADER_SIZE);
+	ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(previous_end + RECORD_HEADER_SIZE + 5)), 0);
+	scan = SegmentStore::Scan(path);
+	EXPECT_EQ(scan.records.size(), 4u);
+	EXPECT_EQ(scan.torn_bytes, RECORD_HEADER_SIZE + 5);
+	EXPECT_EQ(SegmentStore::PaddingBefore(4096 - RECORD_HEADER_SIZE), 0u);
+	EXPECT_EQ(SegmentStore::PaddingBefore(4096 - RECORD_HEADER_SIZE - 1), 1u + RECORD_PAGE_SIZE);
+	EXPECT_EQ(SegmentStore::PaddingBefore(0), RECORD_PAGE_SIZE - RECORD_HEADER_SIZE);
+}
+
 TEST_F(SegmentStoreTest, ScanOfTruncatedTailKeepsWholeRecords) {
 	auto store = MakeStore();
 	auto a = Pattern(4096, 1), b = Pattern(8192, 2), c = Pattern(10000, 3);

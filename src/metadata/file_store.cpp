@@ -125,13 +125,7 @@ bool FileStore::LoadPinnedByWriter(const FileAddress &file, StoredFile &out) {
 	if (out.root_id < 0) {
 		return true;
 	}
-	txn.db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
-	    .Bind(1, out.root_id)
-	    .Bind(2, static_cast<int64_t>(getpid()))
-	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
-	    .Bind(4, NowMicros())
-	    .Run();
-	out.pin = {txn.db.LastInsertRowId(), PinKind::WRITER};
+	out.pin = {InsertPin(txn.db, out.root_id), PinKind::WRITER};
 	txn.Commit();
 	return true;
 }
@@ -234,7 +228,7 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 		    .Bind(3, root_id)
 		    .Bind(4, static_cast<int64_t>(length))
 		    .Run();
-		if (publisher_pin.Held() && publisher_pin.kind == PinKind::WRITER) {
+		if (publisher_pin.kind == PinKind::WRITER) {
 			db.Prepare("UPDATE pins SET root_id = ? WHERE pin_id = ?").Bind(1, root_id).Bind(2, publisher_pin.id).Run();
 		}
 	});

@@ -27,14 +27,14 @@ MetadataTransaction PinStore::Lock() {
 	return MetadataTransaction(lock, *db);
 }
 
-int64_t PinStore::Insert(MetadataTransaction &locked, int64_t root_id) {
-	locked.db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
+int64_t InsertPin(SqliteDatabase &db, int64_t root_id) {
+	db.Prepare("INSERT INTO pins(root_id, pid, process_start, created_at_us) VALUES (?, ?, ?, ?)")
 	    .Bind(1, root_id)
 	    .Bind(2, static_cast<int64_t>(getpid()))
 	    .Bind(3, static_cast<int64_t>(CurrentProcessStartTime()))
 	    .Bind(4, NowMicros())
 	    .Run();
-	return locked.db.LastInsertRowId();
+	return db.LastInsertRowId();
 }
 
 void PinStore::Release(int64_t pin_id) {

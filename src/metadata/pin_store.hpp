@@ -11,6 +11,10 @@
 
 namespace differential {
 
+//! Inserts a row for `root_id`, owned by this process, into the `pins` table of `db` (the metadata's, writers'
+//! pins, or pins.sqlite's); returns its id.
+int64_t InsertPin(SqliteDatabase &db, int64_t root_id);
+
 class PinStore {
 public:
 	//! Opens (creating if needed) <root>/pins.sqlite.
@@ -21,7 +25,9 @@ public:
 	//! reads the pins and sweeps under it, so neither sees the other half done.
 	MetadataTransaction Lock();
 	//! Records that this process has `root_id` open; returns the pin's id.
-	int64_t Insert(MetadataTransaction &locked, int64_t root_id);
+	int64_t Insert(MetadataTransaction &locked, int64_t root_id) {
+		return InsertPin(locked.db, root_id);
+	}
 	//! Deletes this process's pin (autocommitted).
 	void Release(int64_t pin_id);
 	std::unordered_set<int64_t> PinnedRoots(MetadataTransaction &locked);

@@ -140,12 +140,17 @@ void SegmentStore::OpenNewSegment() {
 	current_size = SEGMENT_HEADER_SIZE;
 }
 
-void SegmentStore::EncodeRecordHeader(uint8_t *out, uint32_t length, uint32_t crc, const Hash256 &hash) {
-	PutU32(out, RECORD_MAGIC);
+//! A record or padding header: magic, payload length and CRC, hash, and the CRC of all that.
+static void EncodeHeader(uint8_t *out, uint32_t magic, uint32_t length, uint32_t crc, const Hash256 &hash) {
+	PutU32(out, magic);
 	PutU32(out + 4, length);
 	PutU32(out + 8, crc);
 	std::memcpy(out + 16, hash.data(), 32);
 	PutU32(out + 12, Crc32c(out + 16, 32, Crc32c(out, 12)));
+}
+
+void SegmentStore::EncodeRecordHeader(uint8_t *out, uint32_t length, uint32_t crc, const Hash256 &hash) {
+	EncodeHeader(out, RECORD_MAGIC, length, crc, hash);
 }
 
 uint64_t SegmentStore::PaddingBefore(uint64_t end) {
@@ -173,10 +178,7 @@ ChunkLocation SegmentStore::Append(const void *data, uint32_t size, const Hash25
 	uint8_t pad_header[RECORD_HEADER_SIZE];
 	std::vector<iovec> parts;
 	if (pad > 0) {
-		std::memset(pad_header, 0, sizeof(pad_header));
-		PutU32(pad_header, PADDING_MAGIC);
-		PutU32(pad_header + 4, static_cast<uint32_t>(pad - RECORD_HEADER_SIZE));
-		PutU32(pad_header + 12, Crc32c(pad_header + 16, 32, Crc32c(pad_header, 12)));
+		EncodeHeader(pad_header, PADDING_MAGIC, static_cast<uint32_t>(pad - RECORD_HEADER_SIZE), 0, Hash256 {});
 		parts.push_back({pad_header, sizeof(pad_header)});
 		parts.push_back({const_cast<uint8_t *>(PADDING_ZEROS), pad - RECORD_HEADER_SIZE});
 	}

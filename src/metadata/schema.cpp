@@ -269,6 +269,42 @@ CREATE TRIGGER pins_root_deleted AFTER DELETE ON pins
     R"(
 INSERT OR REPLACE INTO repository_meta(key, value) VALUES ('reader_pins', 'pins.sqlite');
 )",
+    // 10: each segment's live bytes and records, kept by triggers, so cleanup reads one row per segment instead of
+    // summing every live chunk's index entry: its time follows the garbage, not the history. The counters only
+    // steer which segments cleanup looks at; deleting a segment still recounts its rows first.
+    R"(
+ALTER TABLE segments ADD COLUMN live_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE segments ADD COLUMN live_records INTEGER NOT NULL DEFAULT 0;
+UPDATE segments SET
+    live_bytes = coalesce((SELECT sum(length) FROM chunks c WHERE c.segment_id = segments.segment_id), 0) +
+                 coalesce((SELECT sum(length) FROM file_extents e WHERE e.segment_id = segments.segment_id), 0),
+    live_records = (SELECT count(*) FROM chunks c WHERE c.segment_id = segments.segment_id) +
+                   (SELECT count(*) FROM file_extents e WHERE e.segment_id = segments.segment_id);
+CREATE TRIGGER chunks_usage_added AFTER INSERT ON chunks BEGIN
+    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
+    WHERE segment_id = NEW.segment_id; END;
+CREATE TRIGGER chunks_usage_removed AFTER DELETE ON chunks BEGIN
+    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
+    WHERE segment_id = OLD.segment_id; END;
+CREATE TRIGGER chunks_usage_moved AFTER UPDATE OF segment_id, length ON chunks
+    WHEN OLD.segment_id IS NOT NEW.segment_id OR OLD.length IS NOT NEW.length BEGIN
+    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
+    WHERE segment_id = OLD.segment_id;
+    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
+    WHERE segment_id = NEW.segment_id; END;
+CREATE TRIGGER extents_usage_added AFTER INSERT ON file_extents BEGIN
+    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
+    WHERE segment_id = NEW.segment_id; END;
+CREATE TRIGGER extents_usage_removed AFTER DELETE ON file_extents BEGIN
+    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
+    WHERE segment_id = OLD.segment_id; END;
+CREATE TRIGGER extents_usage_moved AFTER UPDATE OF segment_id, length ON file_extents
+    WHEN OLD.segment_id IS NOT NEW.segment_id OR OLD.length IS NOT NEW.length BEGIN
+    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
+    WHERE segment_id = OLD.segment_id;
+    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
+    WHERE segment_id = NEW.segment_id; END;
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

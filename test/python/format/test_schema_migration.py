@@ -10,11 +10,20 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 
 def downgrade_to_schema_2(repository):
-    """Undoes migrations 8, 7, 6, 5, 4 and 3 on a closed repository, leaving what schema 2 had."""
+    """Undoes migrations 10 to 3 on a closed repository, leaving what schema 2 had."""
     db = sqlite3.connect(repository / "metadata.sqlite")
     # Schema 2 has no inline WAL bytes: the writer's process closed, so its WAL was checkpointed away.
     assert db.execute("SELECT count(*) FROM file_extents WHERE inline_data IS NOT NULL").fetchone() == (0,)
     db.executescript("""
+        DROP TRIGGER chunks_usage_added;
+        DROP TRIGGER chunks_usage_removed;
+        DROP TRIGGER chunks_usage_moved;
+        DROP TRIGGER extents_usage_added;
+        DROP TRIGGER extents_usage_removed;
+        DROP TRIGGER extents_usage_moved;
+        ALTER TABLE segments DROP COLUMN live_bytes;
+        ALTER TABLE segments DROP COLUMN live_records;
+        DELETE FROM repository_meta WHERE key = 'reader_pins';
         DROP TABLE merge_publications;
         DROP TRIGGER branch_files_root_moved;
         DROP TRIGGER branch_files_root_deleted;
@@ -91,7 +100,7 @@ def test_schema_2_repository_with_merge_requests_migrates(repository):
     assert con.execute("SELECT branch_name, snapshot_id FROM differential_merge_branch('shop', 'main', 'side', "
                        "'copy_second', request_id => 'second')").fetchone() == ("copy_second", 5)
     db = sqlite3.connect(repository / "metadata.sqlite")
-    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("9",)
+    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("10",)
     # Schema 8's counts start uncounted: the first cleanup counts the whole migrated history, and the full mark
     # of differential_verify agrees with what it leaves.
     assert db.execute("SELECT count(*) FROM roots WHERE counted = 0").fetchone()[0] > 0

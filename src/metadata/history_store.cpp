@@ -315,6 +315,8 @@ bool HistoryStore::HasUnsnapshottedChanges(const std::string &database, const st
 std::map<int64_t, std::vector<int64_t>> HistoryStore::ReachableParents(const std::string &database,
                                                                        const std::vector<int64_t> &heads) {
 	auto session = core.Read();
+	// One read transaction for all statements: SQLite otherwise takes and drops its file lock per statement.
+	SqliteReadTransaction snapshot(session.db);
 	auto database_id = RequireDatabaseId(session, database);
 	auto known =
 	    session.db.Prepare("SELECT EXISTS(SELECT 1 FROM snapshots WHERE database_id = ?1 AND snapshot_id = ?2) "
@@ -377,6 +379,8 @@ std::function<std::vector<int64_t>(int64_t)> HistoryStore::ParentReader(const st
 
 std::set<int64_t> HistoryStore::KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids) {
 	auto session = core.Read();
+	// One read transaction, not one per lookup: each would take and drop SQLite's file lock (two fcntl calls).
+	SqliteReadTransaction snapshot(session.db);
 	auto database_id = RequireDatabaseId(session, database);
 	auto stmt = session.db.Prepare("SELECT 1 FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
 	std::set<int64_t> kept;

@@ -99,6 +99,15 @@ except duckdb.BinderException:
     timed("snapshots_page", "SELECT * FROM differential_snapshots('db00') ORDER BY snapshot_id DESC LIMIT 50")
     out["snapshots_paged"] = False
 heads = dict(con.execute("SELECT branch_name, head_snapshot_id FROM differential_branches('db00')").fetchall())
+# First the same number of rows on both: the fresh repository's (main head, b09 head), and on the large one two
+# snapshots of main's first run (ids 1 to FORK_EVERY, a line) whose ancestry has as many rows. Then the contract's
+# rows of (main head, b09 head), a second call in the process on both.
+fresh_rows = int(sys.argv[4])
+pair = [heads["main"], heads["b09"]] if fresh_rows == 0 else [fresh_rows, fresh_rows - 2]
+rows = timed("merge_ancestry_same_rows", "SELECT * FROM differential_merge_ancestry('db00', ?, ?)", pair)
+out["same_rows_ancestry_rows"] = len(rows)
+if fresh_rows and len(rows) != fresh_rows:
+    raise SystemExit(f"the same-rows ancestry returned {len(rows)} rows, the fresh one {fresh_rows}")
 rows = timed("merge_ancestry", "SELECT * FROM differential_merge_ancestry('db00', ?, ?)", [heads["main"], heads["b09"]])
 out["ancestry_rows"] = len(rows)
 out["selected_base"] = rows[0][5]
@@ -136,7 +145,9 @@ OPERATIONS = [
     ("create_snapshot", "`differential_create_snapshot` after a one-row insert"),
     ("create_branch", "`differential_create_branch`"),
     ("snapshots_page", "`differential_snapshots` (one page: 50 newest)"),
-    ("merge_ancestry", "`differential_merge_ancestry` (main head, b09 head)"),
+    ("merge_ancestry_same_rows", "`differential_merge_ancestry` returning as many rows on both (fresh: main head, "
+     "b09 head; large: two snapshots of main's first line)"),
+    ("merge_ancestry", "`differential_merge_ancestry` (main head, b09 head; second call in the process)"),
     ("merge_base_preview", "base selection of a merge: `differential_merge_branch_preview` (main, b09)"),
     ("cleanup_old_files", "`differential_cleanup_old_files` with the same garbage on both"),
 ]
@@ -196,9 +207,10 @@ def copy_repository(source, target):
         os.link(segment, target / "segments" / segment.name)
 
 
-def run_worker(repo):
-    out = subprocess.run([sys.executable, "-c", WORKER, str(repo), str(EXTENSION), GARBAGE], capture_output=True,
-                         text=True, check=False)
+def run_worker(repo, same_rows=0):
+    """same_rows: 0 on the fresh repository; on the large one, the rows its ancestry returned there."""
+    out = subprocess.run([sys.executable, "-c", WORKER, str(repo), str(EXTENSION), GARBAGE, str(same_rows)],
+                         capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"worker on {repo} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -226,27 +238,31 @@ def main():
     fresh = work / "fresh"
     fresh_snapshots, _ = build(fresh, FRESH_SHAPE)
     # One untimed round first: it migrates the copy if this build's metadata schema is newer, and warms the page cache.
-    for repo in (fresh, large):
-        run_worker(repo)
+    run_worker(large, run_worker(fresh)["same_rows_ancestry_rows"])
     # Measured on the working copy after that round (migrated to this build's schema, its indexes included; the
     # round ends with a cleanup, which checkpoints SQLite's WAL into the file).
     metadata_bytes = (large / "metadata.sqlite").stat().st_size
     samples = {"fresh": [], "large": []}
     load = []
     for _ in range(args.runs):
-        for target, repo in (("fresh", fresh), ("large", large)):
-            samples[target].append(run_worker(repo))
-            load.append(os.getloadavg()[0])
+        # Each round adds a snapshot to db00's main on both, so the fresh ancestry grows by one row a round: the
+        # large repository's same-rows call follows the fresh one's of the same round.
+        samples["fresh"].append(run_worker(fresh))
+        load.append(os.getloadavg()[0])
+        samples["large"].append(run_worker(large, samples["fresh"][-1]["same_rows_ancestry_rows"]))
+        load.append(os.getloadavg()[0])
     report = {
         "runs": args.runs,
         "large": {"snapshots": info["snapshots"], "branches": SHAPE["databases"] * (SHAPE["branches_per_database"] + 1),
                   "databases": SHAPE["databases"], "build_seconds": info["build_seconds"], "cached": info["cached"],
                   "cache_key": info["key"], "metadata_bytes": metadata_bytes,
                   "metadata_bytes_per_snapshot": metadata_bytes / info["snapshots"],
-                  "ancestry_rows": samples["large"][0]["ancestry_rows"]},
+                  "ancestry_rows": samples["large"][0]["ancestry_rows"],
+                  "same_rows_ancestry_rows": samples["large"][0]["same_rows_ancestry_rows"]},
         "fresh": {"snapshots": fresh_snapshots, "databases": FRESH_SHAPE["databases"],
                   "branches": FRESH_SHAPE["databases"] * (FRESH_SHAPE["branches_per_database"] + 1),
-                  "ancestry_rows": samples["fresh"][0]["ancestry_rows"]},
+                  "ancestry_rows": samples["fresh"][0]["ancestry_rows"],
+                  "same_rows_ancestry_rows": samples["fresh"][0]["same_rows_ancestry_rows"]},
         "snapshots_paged": samples["large"][0]["snapshots_paged"],
         "cleanup": {t: samples[t][0]["cleanup"] for t in samples},
         "extension": str(EXTENSION),

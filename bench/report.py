@@ -208,7 +208,7 @@ def merge_lines(merge):
         total = f"{r.get('total_min_ms', r['total_ms']):.0f} / {r['total_ms']:.0f} / {r.get('total_max_ms', r['total_ms']):.0f}"
         lines.append(f"| {int(count):,} | {changes} {kind} | {r.get('planning_ms', 0):.0f} | {r['comparison_ms']:.0f} | "
                      f"{r['application_ms']:.0f} | {r['publication_ms']:.0f} | {total} | {storage_rewritten(r)} |")
-    spread, confined = merge["results"]["3000000/100"], merge.get("clustered", {}).get("3000000/100")
+    spread_3m, confined = merge["results"]["3000000/100"], merge.get("clustered", {}).get("3000000/100")
     small = merge["results"]["1000000/100"]
 
     def of_minimums(a, b):
@@ -221,13 +221,13 @@ def merge_lines(merge):
         "reading only the columns a side rewrote there, and matches the other rows by key (`docs/MERGES.md` §10b).",
         "",
         f"- **t(3M) / t(1M), 100 spread updates per side: {merge['ratio_3M_to_1M_100']:.2f}** (goal <= 1.3); "
-        f"300 per side: {merge['ratio_3M_to_1M_300']:.2f}; ratio of the minimums at 100: {of_minimums(spread, small)}.",
+        f"300 per side: {merge['ratio_3M_to_1M_300']:.2f}; ratio of the minimums at 100: {of_minimums(spread_3m, small)}.",
     ]
     if confined:
-        lines.append(f"- **3M rows, spread vs confined: {spread['total_ms']:.0f} ms vs {confined['total_ms']:.0f} ms, "
-                     f"ratio {spread['total_ms'] / max(1, confined['total_ms']):.2f}** (goal <= 2); t(3M) / t(1M) "
+        lines.append(f"- **3M rows, spread vs confined: {spread_3m['total_ms']:.0f} ms vs {confined['total_ms']:.0f} ms, "
+                     f"ratio {spread_3m['total_ms'] / max(1, confined['total_ms']):.2f}** (goal <= 2); t(3M) / t(1M) "
                      f"confined: {merge['ratio_3M_to_1M_clustered']:.2f}; ratio of the minimums, spread vs confined: "
-                     f"{of_minimums(spread, confined)}.")
+                     f"{of_minimums(spread_3m, confined)}.")
     native = merge.get("native_floor")
     if native:
         n1, n3, nc = native["1000000/100"], native["3000000/100"], native["3000000/100/confined"]
@@ -252,6 +252,54 @@ def merge_lines(merge):
         lines.append(f"- Load average (1 min) during the run: {min(load):.1f} to {max(load):.1f} on this 2-core "
                      "machine, shared with other builds and tests.")
     return lines
+
+
+def write_sections(write):
+    """The write path's and the snapshots' sections (bench/bench_write.py), every figure from that run's JSON."""
+    small = write["small_transactions"]
+    write_path = [
+        "## Write path",
+        "",
+        "| measurement | native (min / median / max) | differential (min / median / max) | ratio |",
+        "|---|---|---|---:|",
+        f"| bulk load of lineitem (ms) | {spread(write['bulk_load']['native'])} | "
+        f"{spread(write['bulk_load']['diff'])} | {write['bulk_load']['ratio']:.2f} |",
+        f"| {write['small_transactions']['count']} small committed transactions, one row each (ms; "
+        f"reproduce: `bench/bench_write.py`, `make bench`) | "
+        f"{spread(write['small_transactions']['native'])} | {spread(write['small_transactions']['diff'])} | "
+        f"{write['small_transactions']['ratio']:.2f} |",
+        "",
+        f"- Small transactions, ratio of the minimums: {small['diff']['min'] / small['native']['min']:.2f} (runs "
+        "alternate native and differential; each run's time is mostly waiting for fsync, which this machine's disk "
+        "serves at a latency that varies from run to run)",
+        durable_writes_line(write["small_transactions"].get("durable_writes")),
+        f"- Write amplification (bytes on disk after the bulk load, differential / native): "
+        f"{write['write_amplification']:.2f} (goal <= 1.1)",
+        (f"- Bytes written to storage during the bulk load (the kernel's write_bytes) per byte of the native "
+         f"file: differential {write['written_per_native_byte']:.2f}, native {write['native_written_per_native_byte']:.2f}"
+         if "written_per_native_byte" in write else "- Bytes written: not measured in this run"),
+        f"- Peak resident memory of the bulk load: native {write['peak_rss_kib']['native'] / 1024:.0f} MiB, "
+        f"differential {write['peak_rss_kib']['diff'] / 1024:.0f} MiB, ratio {write['peak_rss_ratio']:.2f} "
+        f"(goal <= 1.2)",
+    ]
+    snapshots = [
+        "## Snapshots, branches, time travel",
+        "",
+        f"Database sizes as stored: {write['snapshot']['100MB']['stored_bytes'] / 1e6:.0f} MB and "
+        f"{write['snapshot']['1GB']['stored_bytes'] / 1e6:.0f} MB.",
+        "",
+        "| measurement | 100 MB database (ms) | 1 GB database (ms) | ratio 1 GB / 100 MB |",
+        "|---|---|---|---:|",
+        f"| snapshot after a one-row change | {spread(write['snapshot']['100MB'])} | "
+        f"{spread(write['snapshot']['1GB'])} | {write['snapshot']['ratio_1GB_to_100MB']:.2f} |",
+        f"| create a branch | {spread(write['branch']['100MB'])} | {spread(write['branch']['1GB'])} | "
+        f"{write['branch']['ratio_1GB_to_100MB']:.2f} |",
+        "",
+        f"Time travel on the 1 GB database, same query: head {spread(write['time_travel']['head'])} ms, "
+        f"`AT (VERSION => 1)` {spread(write['time_travel']['version'])} ms, ratio "
+        f"{write['time_travel']['ratio']:.2f}.",
+    ]
+    return write_path, snapshots
 
 
 def splice_section(heading, section):
@@ -280,6 +328,10 @@ def main():
         return
     if sys.argv[1] == "--merge":
         splice_section(MERGE_HEADING, merge_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
+        return
+    if sys.argv[1] == "--write":
+        for section in write_sections(json.loads(pathlib.Path(sys.argv[2]).read_text())):
+            splice_section(section[0], section)
         return
     if sys.argv[1] == "--readers":
         splice_section(READERS_HEADING, readers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
@@ -327,45 +379,8 @@ def main():
         lines.append(f"| Q{q['query']} | {spread(q['native'])} | {spread(q['diff'])} | "
                      f"{q['diff']['median'] / q['native']['median']:.2f} |")
     if write:
-        lines += [
-            "",
-            "## Write path",
-            "",
-            "| measurement | native (min / median / max) | differential (min / median / max) | ratio |",
-            "|---|---|---|---:|",
-            f"| bulk load of lineitem (ms) | {spread(write['bulk_load']['native'])} | "
-            f"{spread(write['bulk_load']['diff'])} | {write['bulk_load']['ratio']:.2f} |",
-            f"| {write['small_transactions']['count']} small committed transactions, one row each (ms; "
-            f"reproduce: `bench/bench_write.py`, `make bench`) | "
-            f"{spread(write['small_transactions']['native'])} | {spread(write['small_transactions']['diff'])} | "
-            f"{write['small_transactions']['ratio']:.2f} |",
-            "",
-            durable_writes_line(write["small_transactions"].get("durable_writes")),
-            f"- Write amplification (bytes on disk after the bulk load, differential / native): "
-            f"{write['write_amplification']:.2f} (goal <= 1.1)",
-            (f"- Bytes written to storage during the bulk load (the kernel's write_bytes) per byte of the native "
-             f"file: differential {write['written_per_native_byte']:.2f}, native {write['native_written_per_native_byte']:.2f}"
-             if "written_per_native_byte" in write else "- Bytes written: not measured in this run"),
-            f"- Peak resident memory of the bulk load: native {write['peak_rss_kib']['native'] / 1024:.0f} MiB, "
-            f"differential {write['peak_rss_kib']['diff'] / 1024:.0f} MiB, ratio {write['peak_rss_ratio']:.2f} "
-            f"(goal <= 1.2)",
-            "",
-            "## Snapshots, branches, time travel",
-            "",
-            f"Database sizes as stored: {write['snapshot']['100MB']['stored_bytes'] / 1e6:.0f} MB and "
-            f"{write['snapshot']['1GB']['stored_bytes'] / 1e6:.0f} MB.",
-            "",
-            "| measurement | 100 MB database (ms) | 1 GB database (ms) | ratio 1 GB / 100 MB |",
-            "|---|---|---|---:|",
-            f"| snapshot after a one-row change | {spread(write['snapshot']['100MB'])} | "
-            f"{spread(write['snapshot']['1GB'])} | {write['snapshot']['ratio_1GB_to_100MB']:.2f} |",
-            f"| create a branch | {spread(write['branch']['100MB'])} | {spread(write['branch']['1GB'])} | "
-            f"{write['branch']['ratio_1GB_to_100MB']:.2f} |",
-            "",
-            f"Time travel on the 1 GB database, same query: head {spread(write['time_travel']['head'])} ms, "
-            f"`AT (VERSION => 1)` {spread(write['time_travel']['version'])} ms, ratio "
-            f"{write['time_travel']['ratio']:.2f}.",
-        ]
+        write_path, snapshots = write_sections(write)
+        lines += [""] + write_path + [""] + snapshots
     if merge:
         lines += [""] + merge_lines(merge)
     if history:

@@ -9,7 +9,20 @@
 namespace differential {
 
 // Each entry moves the schema one version up; never edit a released step, add one.
-static const char *MIGRATIONS[] = {
+//! The three triggers that keep segments.live_bytes and live_records (schema 10) following `table`'s rows.
+static std::string UsageTriggers(const std::string &table, const std::string &prefix) {
+	auto add = "UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1 WHERE "
+	           "segment_id = NEW.segment_id;";
+	auto remove = "UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1 WHERE "
+	              "segment_id = OLD.segment_id;";
+	return "CREATE TRIGGER " + prefix + "_usage_added AFTER INSERT ON " + table + " BEGIN " + add + " END;\n" +
+	       "CREATE TRIGGER " + prefix + "_usage_removed AFTER DELETE ON " + table + " BEGIN " + remove + " END;\n" +
+	       "CREATE TRIGGER " + prefix + "_usage_moved AFTER UPDATE OF segment_id, length ON " + table +
+	       " WHEN OLD.segment_id IS NOT NEW.segment_id OR OLD.length IS NOT NEW.length BEGIN " + remove + " " + add +
+	       " END;\n";
+}
+
+static const std::string MIGRATIONS[] = {
     // 1: the first released schema.
     R"(
 CREATE TABLE databases(
@@ -280,31 +293,8 @@ UPDATE segments SET
                  coalesce((SELECT sum(length) FROM file_extents e WHERE e.segment_id = segments.segment_id), 0),
     live_records = (SELECT count(*) FROM chunks c WHERE c.segment_id = segments.segment_id) +
                    (SELECT count(*) FROM file_extents e WHERE e.segment_id = segments.segment_id);
-CREATE TRIGGER chunks_usage_added AFTER INSERT ON chunks BEGIN
-    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
-    WHERE segment_id = NEW.segment_id; END;
-CREATE TRIGGER chunks_usage_removed AFTER DELETE ON chunks BEGIN
-    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
-    WHERE segment_id = OLD.segment_id; END;
-CREATE TRIGGER chunks_usage_moved AFTER UPDATE OF segment_id, length ON chunks
-    WHEN OLD.segment_id IS NOT NEW.segment_id OR OLD.length IS NOT NEW.length BEGIN
-    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
-    WHERE segment_id = OLD.segment_id;
-    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
-    WHERE segment_id = NEW.segment_id; END;
-CREATE TRIGGER extents_usage_added AFTER INSERT ON file_extents BEGIN
-    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
-    WHERE segment_id = NEW.segment_id; END;
-CREATE TRIGGER extents_usage_removed AFTER DELETE ON file_extents BEGIN
-    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
-    WHERE segment_id = OLD.segment_id; END;
-CREATE TRIGGER extents_usage_moved AFTER UPDATE OF segment_id, length ON file_extents
-    WHEN OLD.segment_id IS NOT NEW.segment_id OR OLD.length IS NOT NEW.length BEGIN
-    UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1
-    WHERE segment_id = OLD.segment_id;
-    UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1
-    WHERE segment_id = NEW.segment_id; END;
-)",
+)" + UsageTriggers("chunks", "chunks") +
+        UsageTriggers("file_extents", "extents"),
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

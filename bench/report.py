@@ -264,15 +264,15 @@ def write_sections(write):
         "|---|---|---|---:|",
         f"| bulk load of lineitem (ms) | {spread(write['bulk_load']['native'])} | "
         f"{spread(write['bulk_load']['diff'])} | {write['bulk_load']['ratio']:.2f} |",
-        f"| {write['small_transactions']['count']} small committed transactions, one row each (ms; "
+        f"| {small['count']} small committed transactions, one row each (ms; "
         f"reproduce: `bench/bench_write.py`, `make bench`) | "
-        f"{spread(write['small_transactions']['native'])} | {spread(write['small_transactions']['diff'])} | "
-        f"{write['small_transactions']['ratio']:.2f} |",
+        f"{spread(small['native'])} | {spread(small['diff'])} | "
+        f"{small['ratio']:.2f} |",
         "",
         f"- Small transactions, ratio of the minimums: {small['diff']['min'] / small['native']['min']:.2f} (runs "
         "alternate native and differential; each run's time is mostly waiting for fsync, which this machine's disk "
         "serves at a latency that varies from run to run)",
-        durable_writes_line(write["small_transactions"].get("durable_writes")),
+        durable_writes_line(small.get("durable_writes")),
         f"- Write amplification (bytes on disk after the bulk load, differential / native): "
         f"{write['write_amplification']:.2f} (goal <= 1.1)",
         (f"- Bytes written to storage during the bulk load (the kernel's write_bytes) per byte of the native "

@@ -8,7 +8,6 @@
 
 namespace differential {
 
-// Each entry moves the schema one version up; never edit a released step, add one.
 //! The three triggers that keep segments.live_bytes and live_records (schema 10) following `table`'s rows.
 static std::string UsageTriggers(const std::string &table, const std::string &prefix) {
 	auto add = "UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1 WHERE "
@@ -22,6 +21,7 @@ static std::string UsageTriggers(const std::string &table, const std::string &pr
 	       " END;\n";
 }
 
+// Each entry moves the schema one version up; never edit a released step, add one.
 static const std::string MIGRATIONS[] = {
     // 1: the first released schema.
     R"(

@@ -37,7 +37,7 @@ def test_counters_follow_every_write_path(con, repository):
     assert_counters_match(repository, "chunks of a checkpoint")
     # Uncheckpointed WAL appends large enough to be published as ranges in segments (extent rows).
     con.execute("INSERT INTO churn.t SELECT range, 'wal ' || range FROM range(200000, 260000)")
-    rows = assert_counters_match(repository, "WAL ranges")
+    assert_counters_match(repository, "WAL ranges")
     extents = sqlite3.connect(f"file:{repository / 'metadata.sqlite'}?mode=ro", uri=True)
     in_segments = extents.execute("SELECT count(*) FROM file_extents WHERE segment_id <> 0").fetchone()[0]
     extents.close()

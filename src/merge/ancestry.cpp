@@ -3,78 +3,104 @@
 #include "merge/ancestry.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace differential {
 
-//! Every snapshot reachable from any of `from` (which are included) by parent edges.
-static std::set<int64_t> Reachable(const SnapshotGraph &graph, const std::vector<int64_t> &from) {
-	std::set<int64_t> seen(from.begin(), from.end());
-	std::vector<int64_t> todo(seen.begin(), seen.end());
-	while (!todo.empty()) {
-		auto id = todo.back();
-		todo.pop_back();
-		auto it = graph.find(id);
-		if (it == graph.end()) {
-			continue;
+namespace {
+
+//! The graph's snapshots (keys and parents) by dense index in id order, so that a walk marks a vector
+//! instead of growing a set: the sets' allocations were most of an ancestry's time on long histories.
+struct IndexedGraph {
+	explicit IndexedGraph(const SnapshotGraph &graph) {
+		for (auto &entry : graph) {
+			ids.push_back(entry.first);
+			ids.insert(ids.end(), entry.second.begin(), entry.second.end());
 		}
-		for (auto parent : it->second) {
-			if (seen.insert(parent).second) {
-				todo.push_back(parent);
+		std::sort(ids.begin(), ids.end());
+		ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+		parents.resize(ids.size());
+		for (auto &entry : graph) {
+			auto &out = parents[IndexOf(entry.first)];
+			for (auto parent : entry.second) {
+				out.push_back(IndexOf(parent));
 			}
 		}
 	}
-	return seen;
-}
+	size_t IndexOf(int64_t id) const {
+		return static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), id) - ids.begin());
+	}
+	//! Marks every snapshot reachable from any of `from` (which are included) by parent edges.
+	std::vector<bool> Reachable(const std::vector<size_t> &from) const {
+		std::vector<bool> seen(ids.size(), false);
+		std::vector<size_t> todo;
+		for (auto index : from) {
+			if (!seen[index]) {
+				seen[index] = true;
+				todo.push_back(index);
+			}
+		}
+		while (!todo.empty()) {
+			auto index = todo.back();
+			todo.pop_back();
+			for (auto parent : parents[index]) {
+				if (!seen[parent]) {
+					seen[parent] = true;
+					todo.push_back(parent);
+				}
+			}
+		}
+		return seen;
+	}
+
+	std::vector<int64_t> ids;
+	std::vector<std::vector<size_t>> parents;
+};
+
+} // namespace
 
 Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs) {
-	auto from_ours = Reachable(graph, {ours});
-	auto from_theirs = Reachable(graph, {theirs});
-	std::set<int64_t> common;
-	for (auto id : from_ours) {
-		if (from_theirs.count(id)) {
-			common.insert(id);
-		}
-	}
+	IndexedGraph indexed(graph);
+	auto from_ours = indexed.Reachable({indexed.IndexOf(ours)});
+	auto from_theirs = indexed.Reachable({indexed.IndexOf(theirs)});
 	// A common ancestor is dominated when it is a proper ancestor of another common one: reachable from
 	// the parents of some common ancestor. Every ancestor of a common ancestor is common, so one walk
 	// from all their parents finds them all (a walk per common ancestor grew with the square of history).
-	std::vector<int64_t> parents_of_common;
-	for (auto id : common) {
-		auto it = graph.find(id);
-		if (it != graph.end()) {
-			parents_of_common.insert(parents_of_common.end(), it->second.begin(), it->second.end());
+	std::vector<size_t> parents_of_common;
+	for (size_t i = 0; i < indexed.ids.size(); i++) {
+		if (from_ours[i] && from_theirs[i]) {
+			parents_of_common.insert(parents_of_common.end(), indexed.parents[i].begin(), indexed.parents[i].end());
 		}
 	}
-	auto dominated = parents_of_common.empty() ? std::set<int64_t>() : Reachable(graph, parents_of_common);
+	auto dominated = indexed.Reachable(parents_of_common);
 	Ancestry result;
-	for (auto id : common) {
-		if (!dominated.count(id)) {
-			result.candidates.push_back(id);
+	for (size_t i = 0; i < indexed.ids.size(); i++) {
+		if (!from_ours[i] && !from_theirs[i]) {
+			continue;
 		}
-	}
-	if (result.candidates.size() == 1) {
-		result.selection = BaseSelection::SELECTED;
-		result.base = result.candidates[0];
-	} else if (result.candidates.size() > 1) {
-		result.selection = BaseSelection::AMBIGUOUS;
-	}
-	std::set<int64_t> all(from_ours);
-	all.insert(from_theirs.begin(), from_theirs.end());
-	for (auto id : all) {
 		AncestryNode node;
-		node.snapshot_id = id;
-		auto it = graph.find(id);
+		node.snapshot_id = indexed.ids[i];
+		auto it = graph.find(node.snapshot_id);
 		if (it != graph.end()) {
 			node.parents = it->second;
 		}
 		node.kind = node.parents.empty()       ? SnapshotKind::ROOT
 		            : node.parents.size() == 1 ? SnapshotKind::LINEAR
 		                                       : SnapshotKind::MERGE;
-		node.from_ours = from_ours.count(id) > 0;
-		node.from_theirs = from_theirs.count(id) > 0;
-		node.candidate = node.from_ours && node.from_theirs && !dominated.count(id);
-		result.nodes.push_back(node);
+		node.from_ours = from_ours[i];
+		node.from_theirs = from_theirs[i];
+		node.candidate = node.from_ours && node.from_theirs && !dominated[i];
+		if (node.candidate) {
+			result.candidates.push_back(node.snapshot_id);
+		}
+		result.nodes.push_back(std::move(node));
+	}
+	if (result.candidates.size() == 1) {
+		result.selection = BaseSelection::SELECTED;
+		result.base = result.candidates[0];
+	} else if (result.candidates.size() > 1) {
+		result.selection = BaseSelection::AMBIGUOUS;
 	}
 	return result;
 }

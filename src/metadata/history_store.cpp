@@ -10,6 +10,8 @@
 #include "metadata/sqlite.hpp"
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 namespace differential {
 
@@ -312,30 +314,49 @@ bool HistoryStore::HasUnsnapshottedChanges(const std::string &database, const st
 	return has_wal || current.length != head.length || current.pages != head.pages;
 }
 
-std::map<int64_t, std::vector<int64_t>> HistoryStore::ReachableParents(const std::string &database,
-                                                                       const std::vector<int64_t> &heads) {
-	auto session = core.Read();
-	// One read transaction for all statements: SQLite otherwise takes and drops its file lock per statement.
-	SqliteReadTransaction snapshot(session.db);
-	auto database_id = RequireDatabaseId(session, database);
-	auto known =
-	    session.db.Prepare("SELECT EXISTS(SELECT 1 FROM snapshots WHERE database_id = ?1 AND snapshot_id = ?2) "
-	                       "OR EXISTS(SELECT 1 FROM expired_snapshots WHERE database_id = ?1 AND "
-	                       "snapshot_id = ?2)");
-	std::vector<int64_t> starts;
-	for (auto head : heads) {
-		known.Reset();
-		known.Bind(1, database_id).Bind(2, head);
-		if (known.Step() && known.Int(0) != 0) {
-			starts.push_back(head);
+using ParentGraph = std::map<int64_t, std::vector<int64_t>>;
+
+//! The walk by one descending range read from the highest start: a snapshot's edges are read when the scan
+//! passes its id, by which time every child (a larger id) has been read. It reads the id span of the
+//! answer, not the history below it, and each edge costs a step rather than a seek. Returns false if a
+//! parent's id is not below its child's (ids out of creation order), which this walk cannot follow.
+static bool WalkDescending(MetadataSession &session, int64_t database_id, const std::vector<int64_t> &starts,
+                           ParentGraph &graph) {
+	std::set<int64_t> pending;
+	for (auto start : starts) {
+		graph[start];
+		pending.insert(start);
+	}
+	// Ordinals descend with the ids, so SQLite reads the primary key backwards without sorting.
+	auto edges = session.db.Prepare("SELECT snapshot_id, parent_snapshot_id FROM snapshot_parents WHERE database_id "
+	                                "= ? AND snapshot_id <= ? ORDER BY snapshot_id DESC, ordinal DESC");
+	edges.Bind(1, database_id).Bind(2, *pending.rbegin());
+	while (!pending.empty() && edges.Step()) {
+		auto child = edges.Int(0), parent = edges.Int(1);
+		// Pending snapshots above this row have no edges: roots, complete.
+		while (!pending.empty() && *pending.rbegin() > child) {
+			pending.erase(std::prev(pending.end()));
+		}
+		if (!pending.count(child)) {
+			continue;
+		}
+		if (parent >= child) {
+			return false;
+		}
+		graph[child].push_back(parent);
+		if (graph.emplace(parent, std::vector<int64_t>()).second) {
+			pending.insert(parent);
 		}
 	}
-	std::map<int64_t, std::vector<int64_t>> graph;
-	if (starts.empty()) {
-		return graph;
+	for (auto &entry : graph) {
+		std::reverse(entry.second.begin(), entry.second.end());
 	}
-	// One walk from all heads along the parent edges (a primary-key seek per snapshot reached), so the read
-	// follows what the heads reach, not the database's whole history.
+	return true;
+}
+
+//! The walk for any id order: a recursive query, a primary-key seek per snapshot reached.
+static void WalkRecursive(MetadataSession &session, int64_t database_id, const std::vector<int64_t> &starts,
+                          ParentGraph &graph) {
 	std::string seeds = "SELECT ?2";
 	for (size_t i = 1; i < starts.size(); i++) {
 		seeds += " UNION SELECT ?" + std::to_string(i + 2);
@@ -354,6 +375,30 @@ std::map<int64_t, std::vector<int64_t>> HistoryStore::ReachableParents(const std
 		if (!walk.IsNull(1)) {
 			parents.push_back(walk.Int(1));
 		}
+	}
+}
+
+ParentGraph HistoryStore::ReachableParents(const std::string &database, const std::vector<int64_t> &heads) {
+	auto session = core.Read();
+	// One read transaction for all statements: SQLite otherwise takes and drops its file lock per statement.
+	SqliteReadTransaction snapshot(session.db);
+	auto database_id = RequireDatabaseId(session, database);
+	auto known =
+	    session.db.Prepare("SELECT EXISTS(SELECT 1 FROM snapshots WHERE database_id = ?1 AND snapshot_id = ?2) "
+	                       "OR EXISTS(SELECT 1 FROM expired_snapshots WHERE database_id = ?1 AND "
+	                       "snapshot_id = ?2)");
+	std::vector<int64_t> starts;
+	for (auto head : heads) {
+		known.Reset();
+		known.Bind(1, database_id).Bind(2, head);
+		if (known.Step() && known.Int(0) != 0) {
+			starts.push_back(head);
+		}
+	}
+	ParentGraph graph;
+	if (!starts.empty() && !WalkDescending(session, database_id, starts, graph)) {
+		graph.clear();
+		WalkRecursive(session, database_id, starts, graph);
 	}
 	return graph;
 }
@@ -378,16 +423,23 @@ std::function<std::vector<int64_t>(int64_t)> HistoryStore::ParentReader(const st
 }
 
 std::set<int64_t> HistoryStore::KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids) {
-	auto session = core.Read();
-	// One read transaction, not one per lookup: each would take and drop SQLite's file lock (two fcntl calls).
-	SqliteReadTransaction snapshot(session.db);
-	auto database_id = RequireDatabaseId(session, database);
-	auto stmt = session.db.Prepare("SELECT 1 FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
 	std::set<int64_t> kept;
+	if (snapshot_ids.empty()) {
+		return kept;
+	}
+	auto session = core.Read();
+	auto database_id = RequireDatabaseId(session, database);
+	// One range read over the ids' span: a seek per id cost more, as the ids are most of that span.
+	auto span = std::minmax_element(snapshot_ids.begin(), snapshot_ids.end());
+	auto stmt = session.db.Prepare(
+	    "SELECT snapshot_id FROM snapshots WHERE database_id = ? AND snapshot_id BETWEEN ? AND ? ORDER BY snapshot_id");
+	stmt.Bind(1, database_id).Bind(2, *span.first).Bind(3, *span.second);
+	std::vector<int64_t> present;
+	while (stmt.Step()) {
+		present.push_back(stmt.Int(0));
+	}
 	for (auto id : snapshot_ids) {
-		stmt.Reset();
-		stmt.Bind(1, database_id).Bind(2, id);
-		if (stmt.Step()) {
+		if (std::binary_search(present.begin(), present.end(), id)) {
 			kept.insert(id);
 		}
 	}

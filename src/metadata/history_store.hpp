@@ -44,13 +44,14 @@ public:
 	bool HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal);
 	//! Parent edges of every snapshot reachable from the heads, expired ones included (ancestry runs
 	//! through them): snapshot id -> parents in recorded order. A head that is neither a kept nor an
-	//! expired snapshot of the database is not a key.
+	//! expired snapshot of the database is not a key. Reads the edges between the lowest snapshot reached
+	//! and the highest head, not the history below them.
 	std::map<int64_t, std::vector<int64_t>> ReachableParents(const std::string &database,
 	                                                         const std::vector<int64_t> &heads);
 	//! A reader of one snapshot's parents (recorded order) at a time, one primary-key seek each, for walks
 	//! that stop early; refuses a missing database now (database_not_found).
 	std::function<std::vector<int64_t>(int64_t)> ParentReader(const std::string &database);
-	//! Which of the ids are kept snapshots of the database: one read and one statement for them all.
+	//! Which of the ids are kept snapshots of the database: one range read over the ids' span.
 	std::set<int64_t> KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids);
 	//! When the snapshot was expired, if it was.
 	std::optional<int64_t> SnapshotExpiredAt(const std::string &database, int64_t snapshot_id);

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <set>
 
 namespace differential {
 
@@ -92,6 +94,38 @@ static ParentsOf Reader(const SnapshotGraph &g, int *reads = nullptr) {
 	};
 }
 
+//! The reference for the nodes: what a plain set-based walk reaches from `from`.
+static std::set<int64_t> ReachableByWalk(const SnapshotGraph &g, int64_t from) {
+	std::set<int64_t> seen {from};
+	std::vector<int64_t> todo {from};
+	while (!todo.empty()) {
+		auto id = todo.back();
+		todo.pop_back();
+		for (auto parent : g.at(id)) {
+			if (seen.insert(parent).second) {
+				todo.push_back(parent);
+			}
+		}
+	}
+	return seen;
+}
+
+//! Every node is reachable from the side it says, lists its recorded parents, and the nodes are exactly
+//! the snapshots reachable from either side, in id order.
+static void ExpectNodesMatchWalks(const SnapshotGraph &g, int64_t ours, int64_t theirs, const Ancestry &a) {
+	auto from_ours = ReachableByWalk(g, ours), from_theirs = ReachableByWalk(g, theirs);
+	std::set<int64_t> either(from_ours);
+	either.insert(from_theirs.begin(), from_theirs.end());
+	EXPECT_EQ(Ids(a), std::vector<int64_t>(either.begin(), either.end()));
+	for (auto &node : a.nodes) {
+		EXPECT_EQ(node.from_ours, from_ours.count(node.snapshot_id) > 0) << node.snapshot_id;
+		EXPECT_EQ(node.from_theirs, from_theirs.count(node.snapshot_id) > 0) << node.snapshot_id;
+		EXPECT_EQ(node.parents, g.at(node.snapshot_id)) << node.snapshot_id;
+		auto is_candidate = std::find(a.candidates.begin(), a.candidates.end(), node.snapshot_id) != a.candidates.end();
+		EXPECT_EQ(node.candidate, is_candidate) << node.snapshot_id;
+	}
+}
+
 TEST(AncestryTest, WalkSelectsWhatTheWholeGraphSelectsOnRandomHistories) {
 	// Random histories in creation order (every parent older), with forks, merges, criss-crosses and
 	// unrelated roots: the walk that stops at the base selects exactly what ComputeAncestry selects.
@@ -111,6 +145,7 @@ TEST(AncestryTest, WalkSelectsWhatTheWholeGraphSelectsOnRandomHistories) {
 			auto ours = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(size));
 			auto theirs = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(size));
 			auto whole = ComputeAncestry(g, ours, theirs);
+			ExpectNodesMatchWalks(g, ours, theirs, whole);
 			auto walked = SelectBaseByWalk(Reader(g), ours, theirs);
 			ASSERT_TRUE(walked.has_value());
 			EXPECT_EQ(walked->selection, whole.selection) << history << " " << ours << " " << theirs;

@@ -12,6 +12,7 @@
 #include "merge/merge_sql.hpp"
 #include "merge/positional_match.hpp"
 #include "merge/row_group_census.hpp"
+#include "merge/segment_census.hpp"
 
 #include <algorithm>
 #include <set>
@@ -29,8 +30,8 @@ FileAddress SnapshotDatabaseFile(const std::string &repository, const std::strin
 
 //! A table's segments, row group by row group: the signatures (without start and live count) and each
 //! group's row count. False when the storage cannot vouch for the table.
-static bool ReadSegments(duckdb::Connection &connection, const std::string &qualified, const BlockIdentity &blocks,
-                         TableLayout &layout, std::vector<int64_t> &sizes) {
+static bool ReadSegments(duckdb::Connection &connection, const std::string &alias, const std::string &table,
+                         const BlockIdentity &blocks, TableLayout &layout, std::vector<int64_t> &sizes) {
 	auto &groups = layout.groups;
 	bool vouched = true;
 	auto block_hash = [&](int64_t block) {
@@ -39,45 +40,40 @@ static bool ReadSegments(duckdb::Connection &connection, const std::string &qual
 		return hash ? HashToHex(*hash) : std::string();
 	};
 	std::vector<int64_t> validity_sizes;
-	for (auto &row :
-	     QueryRows(connection, "SELECT row_group_id, column_id, column_path, segment_type, start, count, compression, "
-	                           "stats::VARCHAR, has_updates, persistent, block_id, block_offset, additional_block_ids, "
-	                           "lower(column_name) FROM pragma_storage_info(" +
-	                               SqlLiteral(qualified) + ") ORDER BY row_group_id, column_id, column_path, start")) {
-		if (row.GetBaseValue(8).GetValue<bool>() || !row.GetBaseValue(9).GetValue<bool>()) {
+	std::vector<SegmentRecord> segments;
+	if (!ListColumnSegments(connection, alias, table, segments)) {
+		return false;
+	}
+	for (auto &segment : segments) {
+		if (segment.has_updates || !segment.persistent) {
 			return false;
 		}
-		auto group = size_t(row.GetBaseValue(0).GetValue<int64_t>());
+		auto group = size_t(segment.row_group);
 		if (group >= groups.size()) {
 			groups.resize(group + 1);
 			layout.columns.resize(group + 1);
 			sizes.resize(group + 1, 0);
 			validity_sizes.resize(group + 1, 0);
 		}
-		std::string signature;
-		for (size_t i = 1; i < 12; i++) {
-			signature += row.GetBaseValue(i).ToString() + "|";
+		std::string signature = std::to_string(segment.column_id) + "|" + segment.column_path + "|" +
+		                        segment.segment_type + "|" + std::to_string(segment.start) + "|" +
+		                        std::to_string(segment.count) + "|" + segment.compression + "|" + segment.stats + "|" +
+		                        std::to_string(segment.block_id) + "|" + std::to_string(segment.block_offset) + "|";
+		if (segment.block_id >= 0) {
+			signature += block_hash(segment.block_id) + "|";
 		}
-		auto block = row.GetBaseValue(10).GetValue<int64_t>();
-		if (block >= 0) {
-			signature += block_hash(block) + "|";
-		}
-		auto additional = row.GetBaseValue(12);
-		if (!additional.IsNull()) {
-			for (auto &id : duckdb::ListValue::GetChildren(additional)) {
-				signature += block_hash(id.GetValue<int64_t>()) + "|";
-			}
+		for (auto id : segment.additional_blocks) {
+			signature += block_hash(id) + "|";
 		}
 		signature += "\n";
 		groups[group] += signature;
-		layout.columns[group][row.GetBaseValue(13).ToString()] += signature;
+		layout.columns[group][segment.column_name] += signature;
 		// A row group's rows: the first column's top-level segments cover them once; a nested first
 		// column (STRUCT, ARRAY, UNION) has none, but its validity child covers every row.
-		auto path = row.GetBaseValue(2).ToString();
-		if (path == "[0]") {
-			sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
-		} else if (path == "[0, 0]") {
-			validity_sizes[group] += row.GetBaseValue(5).GetValue<int64_t>();
+		if (segment.column_path == "[0]") {
+			sizes[group] += segment.count;
+		} else if (segment.column_path == "[0, 0]") {
+			validity_sizes[group] += segment.count;
 		}
 	}
 	for (size_t g = 0; g < sizes.size(); g++) {
@@ -114,9 +110,8 @@ static bool ReadRowGroups(duckdb::Connection &connection, const std::string &ali
 TableLayout ReadTableLayout(duckdb::Connection &connection, const std::string &alias, const std::string &table,
                             const BlockIdentity &blocks) {
 	TableLayout layout;
-	auto qualified = SqlIdentifier(alias) + ".main." + SqlIdentifier(table);
 	std::vector<int64_t> sizes;
-	if (!ReadSegments(connection, qualified, blocks, layout, sizes) ||
+	if (!ReadSegments(connection, alias, table, blocks, layout, sizes) ||
 	    !ReadRowGroups(connection, alias, table, sizes, layout)) {
 		return TableLayout();
 	}

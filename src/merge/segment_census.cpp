@@ -2,12 +2,11 @@
 // without the pragma's result set: a merge reads three inputs' layouts and only needs their text.
 #include "merge/segment_census.hpp"
 
-#include "duckdb/catalog/catalog.hpp"
-#include "duckdb/catalog/catalog_entry/table_catalog_entry.hpp"
+#include "duckdb/catalog/catalog_entry/duck_table_entry.hpp"
 #include "duckdb/common/string_util.hpp"
 #include "duckdb/main/client_context.hpp"
-#include "duckdb/main/connection.hpp"
 #include "duckdb/storage/table_storage_info.hpp"
+#include "merge/duck_table.hpp"
 
 #include <algorithm>
 #include <tuple>
@@ -39,21 +38,13 @@ static SegmentRecord ToRecord(const duckdb::ColumnSegmentInfo &info, const duckd
 bool ListColumnSegments(duckdb::Connection &connection, const std::string &alias, const std::string &table,
                         std::vector<SegmentRecord> &out) {
 	out.clear();
-	bool found = false;
-	auto &context = *connection.context;
-	context.RunFunctionInTransaction([&]() {
-		duckdb::QualifiedName name(duckdb::Identifier(alias), duckdb::Identifier("main"), duckdb::Identifier(table));
-		auto entry =
-		    duckdb::Catalog::GetEntry<duckdb::TableCatalogEntry>(context, name, duckdb::OnEntryNotFound::RETURN_NULL);
-		if (!entry || !entry->IsDuckTable()) {
-			return;
-		}
-		auto &columns = entry->GetColumns();
-		for (auto &info : entry->GetColumnSegmentInfo(duckdb::QueryContext(context))) {
-			out.push_back(ToRecord(info, columns));
-		}
-		found = true;
-	});
+	bool found =
+	    ReadDuckTable(connection, alias, table, [&](duckdb::ClientContext &context, duckdb::DuckTableEntry &entry) {
+		    auto &columns = entry.GetColumns();
+		    for (auto &info : entry.GetColumnSegmentInfo(duckdb::QueryContext(context))) {
+			    out.push_back(ToRecord(info, columns));
+		    }
+	    });
 	std::sort(out.begin(), out.end(), [](const SegmentRecord &a, const SegmentRecord &b) {
 		return std::tie(a.row_group, a.column_id, a.column_path, a.start) <
 		       std::tie(b.row_group, b.column_id, b.column_path, b.start);

@@ -353,7 +353,9 @@ def main():
         "",
         f"Median of {tpch['runs']} runs per query after one warm-up; all 22 results hashed equal to native. Native "
         "DuckDB reads a plain file holding the very bytes differential stores (`bench/stored_file.py`), so both sides "
-        "read the same blocks in the same layout.",
+        "read the same blocks in the same layout. Reproduce: `.venv/bin/python bench/bench_tpch.py --tpch-extension "
+        f"<DuckDB build>/extension/tpch/tpch.duckdb_extension --runs {tpch['runs']} --cold-runs {tpch['cold']['runs']} "
+        "--json bench/work/tpch.json` (`make bench` runs it with its defaults).",
         "",
         f"**Sum of medians: native {ms(tpch['native_sum_of_medians'])} ms, differential "
         f"{ms(tpch['diff_sum_of_medians'])} ms, ratio {tpch['ratio']:.3f}** (goal <= 1.02 with no query above 1.10). "

@@ -76,42 +76,68 @@ def storage_changes(con):
     return out
 
 
-def measure(work, rows, changes, runs, clustered=False):
-    repository = work / f"merge-{rows}-{changes}{'-clustered' if clustered else ''}"
-    shutil.rmtree(repository, ignore_errors=True)
-    prepare(repository, rows, changes, clustered)
-    con = connect(repository)
-    samples = []
-    for run in range(runs):
+class MergeSetting:
+    """One table shape with its prepared repository and an open connection, so that settings can take turns."""
+
+    def __init__(self, work, rows, changes, clustered=False):
+        self.rows, self.changes, self.clustered = rows, changes, clustered
+        self.repository = work / f"merge-{rows}-{changes}{'-clustered' if clustered else ''}"
+        shutil.rmtree(self.repository, ignore_errors=True)
+        prepare(self.repository, rows, changes, clustered)
+        self.con = connect(self.repository)
+        self.samples = []
+
+    def merge_once(self):
         LOAD.append(os.getloadavg()[0])
-        r = con.execute(
+        r = self.con.execute(
             "SELECT merge_action, comparison_ms, application_ms, publication_ms, selection_ms, planning_ms "
-            f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{run}')"
+            f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{len(self.samples)}')"
         ).fetchone()
         assert r[0] == "created_branch"
-        samples.append({"comparison_ms": r[1], "application_ms": r[2], "publication_ms": r[3], "selection_ms": r[4],
-                        "planning_ms": r[5], "total_ms": r[1] + r[2] + r[3] + r[4] + r[5]})
-    # The result holds both sides' changes and nothing else, compared with the base snapshot.
-    con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
-    con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")
-    changed_storage = storage_changes(con)
-    if clustered:
-        expected = (changes, changes)
-    else:
-        stride = rows // changes
-        expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % {stride} = "
-                               f"{stride // 2}) FROM range({rows})").fetchone()
-    changed = con.execute("SELECT count(*) FILTER (r.status IS DISTINCT FROM b.status), "
-                          "count(*) FILTER (r.amount IS DISTINCT FROM b.amount), count(*) FILTER (r.customer IS "
-                          "DISTINCT FROM b.customer) FROM result.orders r JOIN base.orders b USING (order_id)").fetchone()
-    assert changed == expected + (0,), (changed, expected)
-    con.close()
-    shutil.rmtree(repository, ignore_errors=True)
-    result = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
-    result["total_min_ms"] = min(s["total_ms"] for s in samples)
-    result["total_max_ms"] = max(s["total_ms"] for s in samples)
-    result["storage_changed"] = changed_storage
-    return result
+        self.samples.append({"comparison_ms": r[1], "application_ms": r[2], "publication_ms": r[3],
+                             "selection_ms": r[4], "planning_ms": r[5], "total_ms": r[1] + r[2] + r[3] + r[4] + r[5]})
+
+    def finish(self):
+        """Checks the first result holds both sides' changes and nothing else, compared with the base snapshot."""
+        con = self.con
+        con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
+        con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")
+        changed_storage = storage_changes(con)
+        if self.clustered:
+            expected = (self.changes, self.changes)
+        else:
+            stride = self.rows // self.changes
+            expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % "
+                                   f"{stride} = {stride // 2}) FROM range({self.rows})").fetchone()
+        changed = con.execute("SELECT count(*) FILTER (r.status IS DISTINCT FROM b.status), "
+                              "count(*) FILTER (r.amount IS DISTINCT FROM b.amount), count(*) FILTER (r.customer IS "
+                              "DISTINCT FROM b.customer) FROM result.orders r JOIN base.orders b USING (order_id)"
+                              ).fetchone()
+        assert changed == expected + (0,), (changed, expected)
+        con.close()
+        shutil.rmtree(self.repository, ignore_errors=True)
+        samples = self.samples
+        result = {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+        result["total_min_ms"] = min(s["total_ms"] for s in samples)
+        result["total_max_ms"] = max(s["total_ms"] for s in samples)
+        result["totals_ms"] = [s["total_ms"] for s in samples]
+        result["storage_changed"] = changed_storage
+        return result
+
+
+def measure_in_turns(settings, runs):
+    """Each round merges once on every setting, starting one further along each round: the machine's drift
+    (this 2-core machine is shared) then lands on every setting alike, and each round's ratios compare
+    merges made within seconds of one another."""
+    for run in range(runs):
+        for i in range(len(settings)):
+            settings[(run + i) % len(settings)].merge_once()
+    return [setting.finish() for setting in settings]
+
+
+def paired_ratio(numerator, denominator):
+    """The median over rounds of one round's ratio."""
+    return statistics.median(a / max(1, b) for a, b in zip(numerator["totals_ms"], denominator["totals_ms"]))
 
 
 def changed_ids(rows, changes, clustered):
@@ -205,15 +231,14 @@ def main():
     args = parser.parse_args()
     work = pathlib.Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    results = {}
-    for rows in (1_000_000, 3_000_000):
-        for changes in (100, 300):
-            results[f"{rows}/{changes}"] = measure(work, rows, changes, args.runs)
-            print(f"{rows:>9} rows, {changes:>3} updates per side: {results[f'{rows}/{changes}']}", file=sys.stderr)
-    clustered = {}
-    for rows in (1_000_000, 3_000_000):
-        clustered[f"{rows}/100"] = measure(work, rows, 100, args.runs, clustered=True)
-        print(f"{rows:>9} rows, 100 clustered updates per side: {clustered[f'{rows}/100']}", file=sys.stderr)
+    shapes = [(rows, changes, False) for rows in (1_000_000, 3_000_000) for changes in (100, 300)]
+    shapes += [(rows, 100, True) for rows in (1_000_000, 3_000_000)]
+    measured = measure_in_turns([MergeSetting(work, *shape) for shape in shapes], args.runs)
+    results, clustered = {}, {}
+    for (rows, changes, confined), result in zip(shapes, measured):
+        (clustered if confined else results)[f"{rows}/{changes}"] = result
+        print(f"{rows:>9} rows, {changes:>3} {'confined' if confined else 'spread'} updates per side: {result}",
+              file=sys.stderr)
     native = {}
     for rows in (1_000_000, 3_000_000):
         native[f"{rows}/100"] = measure_native_floor(work, rows, 100, args.runs)
@@ -231,6 +256,8 @@ def main():
         "ratio_3M_to_1M_100": results["3000000/100"]["total_ms"] / max(1, results["1000000/100"]["total_ms"]),
         "ratio_3M_to_1M_300": results["3000000/300"]["total_ms"] / max(1, results["1000000/300"]["total_ms"]),
         "ratio_spread_to_confined_3M": results["3000000/100"]["total_ms"] / max(1, clustered["3000000/100"]["total_ms"]),
+        "paired_ratio_3M_to_1M_100": paired_ratio(results["3000000/100"], results["1000000/100"]),
+        "paired_ratio_spread_to_confined_3M": paired_ratio(results["3000000/100"], clustered["3000000/100"]),
         "native_floor": native,
         "native_ratio_3M_to_1M_100": native["3000000/100"]["median"] / native["1000000/100"]["median"],
         "native_ratio_spread_to_confined_3M": native["3000000/100"]["median"] /

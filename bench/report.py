@@ -193,7 +193,8 @@ def merge_lines(merge):
         MERGE_HEADING,
         "",
         f"`differential_merge_branch` of an orders table (primary key) with sparse, non-conflicting updates on both "
-        f"sides, into a new branch; medians of {merge['runs']} runs (min / median / max of the total), each result "
+        f"sides, into a new branch; medians of {merge['runs']} rounds (min / median / max of the total), each round "
+        "merging once on every setting in turns (starting one further along each round), each result "
         "checked to hold exactly both sides' changes. Reproduce: `.venv/bin/python bench/bench_merge.py --json "
         "bench/work/merge.json` then `.venv/bin/python bench/report.py --merge bench/work/merge.json` (or `make bench`).",
         "",
@@ -211,6 +212,9 @@ def merge_lines(merge):
     spread_3m, confined = merge["results"]["3000000/100"], merge.get("clustered", {}).get("3000000/100")
     small = merge["results"]["1000000/100"]
 
+    def paired(merge, key):
+        return f"; median of each round's ratio: {merge[key]:.2f}" if key in merge else ""
+
     def of_minimums(a, b):
         return f"{a.get('total_min_ms', a['total_ms']) / max(1, b.get('total_min_ms', b['total_ms'])):.2f}"
 
@@ -221,13 +225,14 @@ def merge_lines(merge):
         "reading only the columns a side rewrote there, and matches the other rows by key (`docs/MERGES.md` §10b).",
         "",
         f"- **t(3M) / t(1M), 100 spread updates per side: {merge['ratio_3M_to_1M_100']:.2f}** (goal <= 1.3); "
-        f"300 per side: {merge['ratio_3M_to_1M_300']:.2f}; ratio of the minimums at 100: {of_minimums(spread_3m, small)}.",
+        f"300 per side: {merge['ratio_3M_to_1M_300']:.2f}; ratio of the minimums at 100: {of_minimums(spread_3m, small)}"
+        + paired(merge, "paired_ratio_3M_to_1M_100") + ".",
     ]
     if confined:
         lines.append(f"- **3M rows, spread vs confined: {spread_3m['total_ms']:.0f} ms vs {confined['total_ms']:.0f} ms, "
                      f"ratio {spread_3m['total_ms'] / max(1, confined['total_ms']):.2f}** (goal <= 2); t(3M) / t(1M) "
                      f"confined: {merge['ratio_3M_to_1M_clustered']:.2f}; ratio of the minimums, spread vs confined: "
-                     f"{of_minimums(spread_3m, confined)}.")
+                     f"{of_minimums(spread_3m, confined)}" + paired(merge, "paired_ratio_spread_to_confined_3M") + ".")
     native = merge.get("native_floor")
     if native:
         n1, n3, nc = native["1000000/100"], native["3000000/100"], native["3000000/100/confined"]

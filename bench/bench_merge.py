@@ -28,28 +28,37 @@ def connect(repository):
     return con
 
 
+ORDERS_COLUMNS = "(order_id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10, 2), status VARCHAR)"
+
+
+def create_orders(con, table, rows):
+    con.execute(f"CREATE TABLE {table} {ORDERS_COLUMNS}")
+    con.execute(f"INSERT INTO {table} SELECT range, 'customer ' || (range % 50000), (range % 10000) / 100, "
+                f"CASE WHEN range % 3 = 0 THEN 'open' ELSE 'paid' END FROM range({rows})")
+
+
+def changed_ids(rows, changes, clustered, column="range"):
+    """The ids each side updates, as predicates on `column`: ours sets status, theirs amount. Spread: sparse and
+    disjoint, ours ids = 0 mod stride, theirs ids = stride/2 mod stride. Confined: among the newest 4 x changes
+    orders, ours the even ids and theirs the odd ones of the first half."""
+    if clustered:
+        first = rows - 4 * changes
+        return (f"{column} >= {first} AND {column} < {first + 2 * changes} AND {column} % 2 = 0",
+                f"{column} >= {first} AND {column} < {first + 2 * changes} AND {column} % 2 = 1")
+    stride = rows // changes
+    return f"{column} % {stride} = 0", f"{column} % {stride} = {stride // 2}"
+
+
 def prepare(repository, rows, changes, clustered=False):
     con = connect(repository)
     con.execute("ATTACH 'differential:shop' AS shop")
-    con.execute("CREATE TABLE shop.orders (order_id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10, 2), "
-                "status VARCHAR)")
-    con.execute(f"INSERT INTO shop.orders SELECT range, 'customer ' || (range % 50000), (range % 10000) / 100, "
-                f"CASE WHEN range % 3 = 0 THEN 'open' ELSE 'paid' END FROM range({rows})")
+    create_orders(con, "shop.orders", rows)
     con.execute("CALL differential_create_snapshot('shop')")
     con.execute("CALL differential_create_branch('shop', 'side', snapshot => 1)")
     con.execute("ATTACH 'differential:shop' AS side (BRANCH 'side')")
-    if clustered:
-        # Recent orders: ours refunds `changes` of the newest, theirs corrects `changes` others of them.
-        first = rows - 4 * changes
-        con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE order_id >= {first} AND order_id % 2 = 0 "
-                    f"AND order_id < {first + 2 * changes}")
-        con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE order_id >= {first} AND order_id % 2 = 1 "
-                    f"AND order_id < {first + 2 * changes}")
-    else:
-        stride = rows // changes
-        # Sparse and disjoint: ours touches ids = 0 mod stride, theirs ids = stride/2 mod stride.
-        con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE order_id % {stride} = 0")
-        con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE order_id % {stride} = {stride // 2}")
+    ours, theirs = changed_ids(rows, changes, clustered, "order_id")
+    con.execute(f"UPDATE shop.orders SET status = 'refunded' WHERE {ours}")
+    con.execute(f"UPDATE side.orders SET amount = amount + 1 WHERE {theirs}")
     con.execute("CALL differential_create_snapshot('shop')")
     con.execute("CALL differential_create_snapshot('side')")
     con.close()
@@ -103,12 +112,9 @@ class MergeSetting:
         con.execute("ATTACH 'differential:shop' AS result (BRANCH 'result_0', READ_ONLY)")
         con.execute("ATTACH 'differential:shop' AS base (SNAPSHOT 1)")
         changed_storage = storage_changes(con)
-        if self.clustered:
-            expected = (self.changes, self.changes)
-        else:
-            stride = self.rows // self.changes
-            expected = con.execute(f"SELECT count(*) FILTER (range % {stride} = 0), count(*) FILTER (range % "
-                                   f"{stride} = {stride // 2}) FROM range({self.rows})").fetchone()
+        ours, theirs = changed_ids(self.rows, self.changes, self.clustered)
+        expected = con.execute(f"SELECT count(*) FILTER ({ours}), count(*) FILTER ({theirs}) FROM range({self.rows})"
+                               ).fetchone()
         changed = con.execute("SELECT count(*) FILTER (r.status IS DISTINCT FROM b.status), "
                               "count(*) FILTER (r.amount IS DISTINCT FROM b.amount), count(*) FILTER (r.customer IS "
                               "DISTINCT FROM b.customer) FROM result.orders r JOIN base.orders b USING (order_id)"
@@ -140,20 +146,10 @@ def paired_ratio(numerator, denominator):
     return statistics.median(a / max(1, b) for a, b in zip(numerator["totals_ms"], denominator["totals_ms"]))
 
 
-def changed_ids(rows, changes, clustered):
-    """The ids each side updates in `prepare`: ours sets status, theirs amount."""
-    if clustered:
-        first = rows - 4 * changes
-        return (f"range >= {first} AND range < {first + 2 * changes} AND range % 2 = 0",
-                f"range >= {first} AND range < {first + 2 * changes} AND range % 2 = 1")
-    stride = rows // changes
-    return f"range % {stride} = 0", f"range % {stride} = {stride // 2}"
-
-
 def measure_native_floor(work, rows, changes, runs, clustered=False):
     """What plain DuckDB (this wheel, no extension) takes to write the same merge result: both sides' changes,
-    already known by key, applied to a copy of the base table in one transaction and checkpointed. No merge
-    on DuckDB's storage can write its result for less, so its growth bounds the merge's."""
+    already known by key, applied to a copy of the base table in one transaction and checkpointed: what DuckDB's
+    storage costs to write that result, beside which the merge's own growth is read."""
     path = work / f"native-{rows}-{changes}{'-clustered' if clustered else ''}.duckdb"
     ours, theirs = changed_ids(rows, changes, clustered)
     samples = []
@@ -161,10 +157,7 @@ def measure_native_floor(work, rows, changes, runs, clustered=False):
         path.unlink(missing_ok=True)
         con = duckdb.connect(str(path))
         con.execute("SET enable_progress_bar = false")
-        con.execute("CREATE TABLE orders (order_id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10, 2), "
-                    "status VARCHAR)")
-        con.execute(f"INSERT INTO orders SELECT range, 'customer ' || (range % 50000), (range % 10000) / 100, "
-                    f"CASE WHEN range % 3 = 0 THEN 'open' ELSE 'paid' END FROM range({rows})")
+        create_orders(con, "orders", rows)
         con.execute(f"CREATE TEMP TABLE changes AS SELECT range AS order_id, {ours} AS refund FROM range({rows}) "
                     f"WHERE ({ours}) OR ({theirs})")
         con.execute("CHECKPOINT")

@@ -212,7 +212,7 @@ def merge_lines(merge):
     spread_3m, confined = merge["results"]["3000000/100"], merge.get("clustered", {}).get("3000000/100")
     small = merge["results"]["1000000/100"]
 
-    def paired(merge, key):
+    def paired(key):
         return f"; median of each round's ratio: {merge[key]:.2f}" if key in merge else ""
 
     def of_minimums(a, b):
@@ -226,13 +226,13 @@ def merge_lines(merge):
         "",
         f"- **t(3M) / t(1M), 100 spread updates per side: {merge['ratio_3M_to_1M_100']:.2f}** (goal <= 1.3); "
         f"300 per side: {merge['ratio_3M_to_1M_300']:.2f}; ratio of the minimums at 100: {of_minimums(spread_3m, small)}"
-        + paired(merge, "paired_ratio_3M_to_1M_100") + ".",
+        + paired("paired_ratio_3M_to_1M_100") + ".",
     ]
     if confined:
         lines.append(f"- **3M rows, spread vs confined: {spread_3m['total_ms']:.0f} ms vs {confined['total_ms']:.0f} ms, "
                      f"ratio {spread_3m['total_ms'] / max(1, confined['total_ms']):.2f}** (goal <= 2); t(3M) / t(1M) "
                      f"confined: {merge['ratio_3M_to_1M_clustered']:.2f}; ratio of the minimums, spread vs confined: "
-                     f"{of_minimums(spread_3m, confined)}" + paired(merge, "paired_ratio_spread_to_confined_3M") + ".")
+                     f"{of_minimums(spread_3m, confined)}" + paired("paired_ratio_spread_to_confined_3M") + ".")
     native = merge.get("native_floor")
     if native:
         n1, n3, nc = native["1000000/100"], native["3000000/100"], native["3000000/100/confined"]

@@ -29,6 +29,10 @@ struct RowsState : public GlobalTableFunctionState {
 	std::condition_variable finished_signal;
 	bool finished = false;
 	std::exception_ptr error;
+	//! The scan's task, parked while the producer runs: woken when it finishes. Parked, the task leaves its
+	//! DuckDB thread free for the tasks of the producer's own queries (a merge's scans and checkpoint).
+	InterruptState parked;
+	bool is_parked = false;
 	idx_t MaxThreads() const override {
 		return 1;
 	}
@@ -56,9 +60,10 @@ static unique_ptr<GlobalTableFunctionState> InitRows(ClientContext &, TableFunct
 	return make_uniq<RowsState>();
 }
 
-//! Runs a progress-reporting producer on a thread of its own and hands control back to DuckDB every 5 ms
-//! with an empty chunk: DuckDB updates the query's progress (the bar, query_progress()) only between calls
-//! of the source, so a producer that held the executing thread for the whole call would show 0 until done.
+//! Runs a progress-reporting producer on a thread of its own, so that DuckDB updates the query's progress
+//! (the bar, query_progress()) while it runs: a producer that held the executing thread for the whole call
+//! would show 0 until done. The scan parks its task until the producer finishes; where it cannot park, it
+//! hands control back every 5 ms with an empty chunk.
 //! Returns whether the rows are there (or rethrows the producer's error).
 static bool Produced(ClientContext &context, const RowsBindData &bind, RowsState &state, TableFunctionInput &input) {
 	if (!state.worker.joinable()) {
@@ -70,14 +75,30 @@ static bool Produced(ClientContext &context, const RowsBindData &bind, RowsState
 			} catch (...) {
 				error = std::current_exception();
 			}
-			std::lock_guard<std::mutex> guard(state.lock);
-			state.rows = std::move(rows);
-			state.error = error;
-			state.finished = true;
-			state.finished_signal.notify_all();
+			InterruptState parked;
+			bool wake = false;
+			{
+				std::lock_guard<std::mutex> guard(state.lock);
+				state.rows = std::move(rows);
+				state.error = error;
+				state.finished = true;
+				state.finished_signal.notify_all();
+				std::swap(wake, state.is_parked);
+				parked = state.parked;
+			}
+			if (wake) {
+				parked.Callback();
+			}
 		});
 	}
 	std::unique_lock<std::mutex> guard(state.lock);
+	if (!state.finished && input.interrupt_state && input.interrupt_state->CanCallback()) {
+		// Blocked: DuckDB's client thread still updates the progress while it waits (every 20 ms at most).
+		state.parked = *input.interrupt_state;
+		state.is_parked = true;
+		input.async_result = AsyncResultType::BLOCKED;
+		return false;
+	}
 	if (!state.finished_signal.wait_for(guard, std::chrono::milliseconds(5), [&] { return state.finished; })) {
 		input.async_result = AsyncResultType::HAVE_MORE_OUTPUT; // an empty chunk that is not the end
 		return false;

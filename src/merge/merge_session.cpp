@@ -6,7 +6,9 @@
 #include "common/logging.hpp"
 #include "common/names.hpp"
 #include "common/sql_quote.hpp"
+#include "duckdb/main/client_context.hpp"
 #include "duckdb/main/connection.hpp"
+#include "duckdb/parallel/task_scheduler.hpp"
 #include "merge/merge_sql.hpp"
 #include "merge/positional_match.hpp"
 #include "merge/storage_identity.hpp"
@@ -361,14 +363,26 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 		return reads;
 	}
 	LogTimer timer;
-	RunSql(*connection, "CREATE TEMP TABLE " + positions + " AS " + PositionsQuery(table, base, ours, theirs, reads));
+	// One part per thread; the parts run in parallel only where the result need not keep their order
+	// (nothing reads the positions in order), so insertion order is off for this one statement.
+	auto parts = duckdb::TaskScheduler::GetScheduler(*connection->context).NumberOfThreads();
+	RunSql(*connection, "SET SESSION preserve_insertion_order = false");
+	try {
+		RunSql(*connection,
+		       "CREATE TEMP TABLE " + positions + " AS " + PositionsQuery(table, base, ours, theirs, reads, parts));
+	} catch (...) {
+		connection->Query("RESET SESSION preserve_insertion_order");
+		throw;
+	}
+	RunSql(*connection, "RESET SESSION preserve_insertion_order");
 	if (ScalarInt(*connection, "SELECT count(*) FROM " + positions + " WHERE misaligned") == 0) {
 		if (LogEnabled()) {
 			LogEvent("positions_matched", timer.ElapsedMs(),
 			         "table " + table.name + ": " + std::to_string(reads.ours_positional_columns.size()) + " + " +
 			             std::to_string(reads.theirs_positional_columns.size()) + " column(s) compared by position, " +
 			             std::to_string(ScalarInt(*connection, "SELECT count(*) FROM " + positions)) +
-			             " row(s) differ");
+			             " row(s) differ, in " + std::to_string(PositionParts(reads.positional_groups, parts).size()) +
+			             " part(s)");
 		}
 		auto used = reads;
 		used.positions = positions;

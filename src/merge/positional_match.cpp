@@ -82,9 +82,9 @@ static std::string PositionalScan(const TableShape &table, const std::string &ca
 	return "(SELECT " + select + " FROM " + Qualified(catalog, table.name) + " WHERE " + rows + ")";
 }
 
-std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                           const std::string &theirs, const InputReads &reads) {
-	auto &rows = reads.positional_rows;
+//! The comparison of the rows `rows` selects (row groups that match by position): see PositionsQuery.
+static std::string PartPositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
+                                      const std::string &theirs, const InputReads &reads, const std::string &rows) {
 	// The base is compared with each side in the columns that side rewrote: elsewhere they are equal.
 	// A side that rewrote none left these groups as the base's (§10a) and is not scanned.
 	std::vector<std::string> columns, differs, misaligned;
@@ -111,6 +111,31 @@ std::string PositionsQuery(const TableShape &table, const std::string &base, con
 	differs.push_back(check);
 	return "SELECT __b." + std::string(ROWID) + " AS r, " + check + " AS misaligned FROM " +
 	       PositionalScan(table, base, columns, rows) + " __b" + scans + " WHERE " + JoinSql(differs, " OR ", "false");
+}
+
+std::vector<std::string> PositionParts(const std::vector<RowidRange> &groups, size_t parts) {
+	parts = std::max<size_t>(1, std::min(parts, groups.size()));
+	std::vector<std::string> out;
+	for (size_t p = 0; p < parts; p++) {
+		// Runs of whole row groups: every group's live rows then pair within one part's scans.
+		auto first = groups.begin() + groups.size() * p / parts,
+		     last = groups.begin() + groups.size() * (p + 1) / parts;
+		// The mutation the randomized histories must catch: each part after the first loses its first group.
+		if (p > 0 && MutationEnabled("merge_position_part_gap")) {
+			++first;
+		}
+		out.push_back(RowidPredicate(std::vector<RowidRange>(first, last)));
+	}
+	return out;
+}
+
+std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
+                           const std::string &theirs, const InputReads &reads, size_t parts) {
+	std::vector<std::string> queries;
+	for (auto &rows : PositionParts(reads.positional_groups, parts)) {
+		queries.push_back("(" + PartPositionsQuery(table, base, ours, theirs, reads, rows) + ")");
+	}
+	return JoinSql(queries, " UNION ALL ", "");
 }
 
 std::string PositionalInputs(const TableShape &table, const std::string &base, const std::string &ours,

@@ -22,11 +22,16 @@ std::vector<bool> PositionalGroups(const TableLayout &base, const TableLayout &o
 std::vector<std::string> ChangedColumns(const TableShape &table, const std::vector<bool> &groups,
                                         const TableLayout &base, const TableLayout &side);
 
-//! The positions (rowids) of `reads.positional_rows` where a column a side rewrote differs between
+//! `groups` (one range per row group) cut into at most `parts` runs of consecutive groups, as rowid predicates.
+std::vector<std::string> PositionParts(const std::vector<RowidRange> &groups, size_t parts);
+
+//! The positions (rowids) of `reads.positional_groups` where a column a side rewrote differs between
 //! the base and that side: columns r (the rowid) and misaligned (the three scans disagree on the rowid,
-//! which would mean deleted rows differ: the caller falls back to the key join then).
+//! which would mean deleted rows differ: the caller falls back to the key join then). A POSITIONAL JOIN
+//! runs on one thread, so the groups are compared in `parts` parts, a UNION ALL DuckDB can run in
+//! parallel when it need not keep the parts' order.
 std::string PositionsQuery(const TableShape &table, const std::string &base, const std::string &ours,
-                           const std::string &theirs, const InputReads &reads);
+                           const std::string &theirs, const InputReads &reads, size_t parts);
 
 //! The rows at the materialized `reads.positions`, with the columns of the key join's output
 //! (k_i, in_b, in_o, in_t, then b_i, o_i, t_i per value column), read whole from all three inputs.

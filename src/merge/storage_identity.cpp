@@ -149,19 +149,18 @@ bool IsStorageAncestor(const std::map<int64_t, std::vector<int64_t>> &parents, i
 	return false;
 }
 
-//! A rowid predicate selecting the given row groups of a layout, as ranges of consecutive groups.
-static std::string RowGroupRanges(const std::vector<size_t> &groups, const TableLayout &layout) {
-	std::vector<std::string> ranges;
-	for (size_t i = 0; i < groups.size();) {
-		size_t j = i;
-		while (j + 1 < groups.size() && groups[j + 1] == groups[j] + 1) {
-			j++;
-		}
-		ranges.push_back("rowid BETWEEN " + std::to_string(layout.starts[groups[i]]) + " AND " +
-		                 std::to_string(layout.starts[groups[j] + 1] - 1));
-		i = j + 1;
+//! The rowids of the given row groups of a layout, one range per group.
+static std::vector<RowidRange> GroupRowids(const std::vector<size_t> &groups, const TableLayout &layout) {
+	std::vector<RowidRange> out;
+	for (auto g : groups) {
+		out.push_back({layout.starts[g], layout.starts[g + 1] - 1});
 	}
-	return ranges.empty() ? "false" : "(" + JoinSql(ranges, " OR ", "false") + ")";
+	return out;
+}
+
+//! A rowid predicate selecting the given row groups of a layout.
+static std::string RowGroupRanges(const std::vector<size_t> &groups, const TableLayout &layout) {
+	return RowidPredicate(GroupRowids(groups, layout));
 }
 
 //! The indexes in [0, count) where `pick` holds.
@@ -195,7 +194,8 @@ static void NarrowToChangedGroups(const TableShape &shape, const TableLayout &b,
 	}
 	r.base_rows = RowGroupRanges(base_groups, b);
 	if (!positional_groups.empty()) {
-		r.positional_rows = RowGroupRanges(positional_groups, b);
+		r.positional_groups = GroupRowids(positional_groups, b);
+		r.positional_rows = RowidPredicate(r.positional_groups);
 		r.ours_positional_columns = ChangedColumns(shape, positional, b, o);
 		r.theirs_positional_columns = ChangedColumns(shape, positional, b, t);
 	}

@@ -44,6 +44,19 @@ std::string JoinSql(const std::vector<std::string> &parts, const std::string &se
 	return out;
 }
 
+std::string RowidPredicate(const std::vector<RowidRange> &ranges) {
+	std::vector<std::string> out;
+	for (size_t i = 0; i < ranges.size();) {
+		size_t j = i;
+		while (j + 1 < ranges.size() && ranges[j + 1].first == ranges[j].last + 1) {
+			j++;
+		}
+		out.push_back("rowid BETWEEN " + std::to_string(ranges[i].first) + " AND " + std::to_string(ranges[j].last));
+		i = j + 1;
+	}
+	return out.empty() ? "false" : "(" + JoinSql(out, " OR ", "false") + ")";
+}
+
 static std::string N(const char *prefix, size_t i) {
 	return std::string(prefix) + std::to_string(i);
 }

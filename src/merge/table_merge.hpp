@@ -45,6 +45,15 @@ struct TableMergeCounts {
 //! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
 //! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
 //! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
+//! Rows first..last of a table, by rowid (inclusive): one row group, or consecutive ones.
+struct RowidRange {
+	int64_t first;
+	int64_t last;
+};
+
+//! A predicate on rowid selecting `ranges` (ascending), adjacent ones as one; "false" when there are none.
+std::string RowidPredicate(const std::vector<RowidRange> &ranges);
+
 //! What a decision query reads of each input; the storage shortcut narrows it (empty: all rows).
 struct InputReads {
 	//! The side's table equals the base's: it is not read, the base's rows stand in for it.
@@ -61,8 +70,10 @@ struct InputReads {
 	//! Position matching (positional_match.hpp): a rowid predicate selecting the row groups whose rows
 	//! match by position (the same rowids on all three inputs; the predicates above leave them out),
 	//! the value columns each side can have changed there, and, once materialized, the table of the
-	//! positions where they differ.
+	//! positions where they differ. positional_groups holds the same rows one row group per range, so
+	//! that the comparison can be cut into parts at row group boundaries.
 	std::string positional_rows;
+	std::vector<RowidRange> positional_groups;
 	std::vector<std::string> ours_positional_columns;
 	std::vector<std::string> theirs_positional_columns;
 	std::string positions;

@@ -1,6 +1,7 @@
 """Position matching (docs/MERGES.md §10b) on randomized histories: every preview (counts, conflict rows)
 and merge (merge_action, result rows), with and without resolutions, equals the reference method's
-(SET differential_merge_skip_unchanged = false); and a position matching shifted by one is caught."""
+(SET differential_merge_skip_unchanged = false), whatever the number of parts the comparison is cut into; and
+a position matching shifted by one, or parts that leave a row group out, are caught."""
 import pathlib
 import random
 
@@ -61,14 +62,17 @@ print('differing seeds:', found)
 """
 
 
-def test_a_position_shifted_by_one_is_caught():
-    """DIFFERENTIAL_MUTATION=merge_position_shift pairs each differing base row with ours' row at the
-    next position: the same histories must then differ from the reference method."""
+@pytest.mark.parametrize("mutation", ["merge_position_shift", "merge_position_part_gap"])
+def test_a_mutated_position_matching_is_caught(mutation):
+    """merge_position_shift pairs each differing base row with ours' row at the next position;
+    merge_position_part_gap leaves out the first row group of every part of the comparison after the
+    first (the parts a comparison is cut into, one per thread). The same histories must then differ
+    from the reference method."""
     here = pathlib.Path(__file__).resolve().parent
-    env = {"PYTHONPATH": f"{here.parent}:{here}", "DIFFERENTIAL_MUTATION": "merge_position_shift"}
+    env = {"PYTHONPATH": f"{here.parent}:{here}", "DIFFERENTIAL_MUTATION": mutation}
     out = run_python(MUTATION_RUN.format(seeds=list(SEEDS)), timeout=1800, env=env)
     found = eval(out.strip().split("differing seeds:")[1])
-    print(f"mutation caught by seeds {found}")
+    print(f"mutation {mutation} caught by seeds {found}")
     assert found, out
 
 

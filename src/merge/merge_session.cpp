@@ -14,6 +14,7 @@
 #include "merge/storage_identity.hpp"
 #include "merge/typed_value.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <tuple>
 #include <unistd.h>
@@ -365,7 +366,8 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 	LogTimer timer;
 	// One part per thread; the parts run in parallel only where the result need not keep their order
 	// (nothing reads the positions in order), so insertion order is off for this one statement.
-	auto parts = duckdb::TaskScheduler::GetScheduler(*connection->context).NumberOfThreads();
+	auto threads = duckdb::TaskScheduler::GetScheduler(*connection->context).NumberOfThreads();
+	auto parts = std::max<size_t>(1, std::min<size_t>(threads, reads.positional_groups.size()));
 	RunSql(*connection, "SET SESSION preserve_insertion_order = false");
 	try {
 		RunSql(*connection,
@@ -381,8 +383,7 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 			         "table " + table.name + ": " + std::to_string(reads.ours_positional_columns.size()) + " + " +
 			             std::to_string(reads.theirs_positional_columns.size()) + " column(s) compared by position, " +
 			             std::to_string(ScalarInt(*connection, "SELECT count(*) FROM " + positions)) +
-			             " row(s) differ, in " + std::to_string(PositionParts(reads.positional_groups, parts).size()) +
-			             " part(s)");
+			             " row(s) differ, in " + std::to_string(parts) + " part(s)");
 		}
 		auto used = reads;
 		used.positions = positions;

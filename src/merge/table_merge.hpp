@@ -41,10 +41,6 @@ struct TableMergeCounts {
 	int64_t resolved_conflicts = 0;
 };
 
-//! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence
-//! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
-//! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
-//! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
 //! Rows first..last of a table, by rowid (inclusive): one row group, or consecutive ones.
 struct RowidRange {
 	int64_t first;
@@ -79,6 +75,10 @@ struct InputReads {
 	std::string positions;
 };
 
+//! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence
+//! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
+//! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
+//! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
                           const std::string &theirs, const InputReads &reads = InputReads());
 //! Counts over a materialized decision table, in the column order of TableMergeCounts.

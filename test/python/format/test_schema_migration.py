@@ -15,6 +15,10 @@ def downgrade_to_schema_2(repository):
     # Schema 2 has no inline WAL bytes: the writer's process closed, so its WAL was checkpointed away.
     assert db.execute("SELECT count(*) FROM file_extents WHERE inline_data IS NOT NULL").fetchone() == (0,)
     db.executescript("""
+        DROP TABLE shared_writers;
+        DROP TABLE shared_branches;
+        DROP TABLE kept_snapshots;
+        DROP TABLE store_snapshot_ids;
         DROP TRIGGER chunks_usage_added;
         DROP TRIGGER chunks_usage_removed;
         DROP TRIGGER chunks_usage_moved;

@@ -188,6 +188,18 @@ class Engine:
             self.main_dirty[database] = False
         return head
 
+    def snapshot_attachment(self, database: str, branch: str | None, author: str, message: str) -> int:
+        """Snapshots a branch (or main, while released) from a private instance: history is written by the server."""
+        con = self._instance()
+        try:
+            repo = f"REPOSITORY {literal(self.repository)}"
+            where = "" if branch is None else f", BRANCH {literal(branch)}"
+            con.execute(f"ATTACH {literal('differential:' + database)} AS {ident(database)} ({repo}{where})")
+            return con.execute("SELECT snapshot_id FROM differential_create_snapshot(?, author => ?, message => ?)",
+                               [database, author, message]).fetchone()[0]
+        finally:
+            con.close()
+
     @contextlib.contextmanager
     def snapshots(self, database: str, *snapshot_ids: int) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[str]]]:
         """A cursor with each snapshot attached read-only, shared and counted: DuckDB opens a path only once."""

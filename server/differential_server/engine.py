@@ -123,9 +123,9 @@ class Engine:
             return True  # no snapshot yet, or unreadable: snapshot before the first fork
         return row is None or row[0] != "clean"
 
-    def _instance(self) -> duckdb.DuckDBPyConnection:
+    def _instance(self, **config: str) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
-                                     "autoload_known_extensions": "false"})
+                                     "autoload_known_extensions": "false", **config})
         con.execute(f"LOAD {literal(str(self.settings.extension))}")
         return con
 

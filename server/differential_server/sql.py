@@ -84,12 +84,12 @@ def sandbox(engine: Engine, database: str, branch: str | None, writable: bool) -
     every extension function that writes a repository refuses, and process-wide listings show only what this
     instance attached. DuckDB enforces the rest: no files, no extensions, no settings.
     """
-    con = engine._instance()
+    # Secrets stay in memory: the secret manager reads this before anything could change it.
+    con = engine._instance(allow_persistent_secrets="false")
     try:
         _attach(con, engine.repository, database, branch, writable)
         con.execute(f"USE {ident(database)}")
         con.execute("SET differential_sql_functions = 'read_only'")
-        con.execute("SET allow_persistent_secrets = false")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         yield con

@@ -110,9 +110,11 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
             preview[(r[0], (r[2] or r[1]).lower())] = r
     except duckdb.Error as error:
         blocker = str(error)
-    # A table main dropped or replaced may be missing from the preview; only those are counted here.
+    # For a table main dropped or replaced, the preview may leave the branch's rows out or count none of them:
+    # those are counted here from the snapshots, so the branch's change shows and conflicts.
     unseen = [n for n in set(base) & set(side) if _classify(base[n], side[n]) == "modified" and blocker is None
-              and ("table", n) not in preview and _table_conflict("modified", base[n], main.get(n), 0)]
+              and not any(preview.get(("table", n), (0,) * 6)[3:6])
+              and _table_conflict("modified", base[n], main.get(n), 0)]
     if unseen:
         with engine.snapshots(database, fork, head) as (cur, (a_fork, a_head)):
             counts_of.update({n: _row_counts(cur, a_fork, a_head, base[n], side[n]) for n in unseen})
@@ -120,7 +122,9 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
     for name in sorted(set(base) | set(side)):
         kind = _classify(base.get(name), side.get(name))
         p = preview.get(("table", name))
-        ins, upd, dele = (p[3], p[4], p[5]) if p else counts_of.get(name, (0, 0, 0)) if kind == "modified" else (0, 0, 0)
+        ins, upd, dele = (p[3], p[4], p[5]) if p else (0, 0, 0)
+        if name in unseen:
+            ins, upd, dele = counts_of[name]
         if kind == "created":
             ins, upd, dele = counts_of[name], 0, 0
         elif kind == "dropped":

@@ -1,4 +1,5 @@
 // Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
+#include "catalog/access_rules.hpp"
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
 #include "catalog/object_store_access.hpp"
@@ -16,11 +17,15 @@
 
 namespace duckdb {
 
-static void CheckRepositorySetting(ClientContext &, SetScope, Value &parameter) {
+static void CheckRepositorySetting(ClientContext &context, SetScope, Value &parameter) {
 	if (parameter.IsNull()) {
 		return;
 	}
-	differential::Translated([&]() { parameter = Value(differential::NormalizeRepositoryPath(parameter.ToString())); });
+	differential::Translated([&]() {
+		auto root = differential::NormalizeRepositoryPath(parameter.ToString());
+		differential::RequireRepositoryAccess(context, root);
+		parameter = Value(root);
+	});
 }
 
 static void CheckMaxConcurrent(ClientContext &, SetScope, Value &parameter) {

@@ -2,6 +2,7 @@
 // the repository as it was.
 #include "catalog/attach.hpp"
 
+#include "catalog/access_rules.hpp"
 #include "catalog/differential_catalog.hpp"
 #include "catalog/follower_catalog.hpp"
 #include "catalog/follower_takeover.hpp"
@@ -16,12 +17,16 @@
 #include "duckdb/main/attached_database.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "duckdb/main/config.hpp"
+#include "duckdb/main/database_manager.hpp"
 #include "duckdb/parser/parsed_data/attach_info.hpp"
+#include "duckdb/storage/storage_info.hpp"
+#include "duckdb/storage/storage_options.hpp"
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "export/data_path.hpp"
 #include "remote/export_format.hpp"
 #include "replication/wal_shipper.hpp"
 #include "repository/evicted_chunk_reader.hpp"
+#include "storage/branch_lock.hpp"
 #include "storage/diff_path.hpp"
 
 #include <optional>
@@ -109,6 +114,28 @@ static int64_t SnapshotOption(const Value &value) {
 	return snapshot_id;
 }
 
+//! Runs DuckDB's own checks of its native storage options now, so that a value DuckDB would refuse when it
+//! opens the file is refused before the ATTACH writes anything (DuckDB's error, unchanged).
+static void CheckNativeOptions(const AttachOptions &options) {
+	unordered_map<string, Value> native;
+	for (auto &option : options.options) {
+		native[StringUtil::Lower(option.first)] = option.second;
+	}
+	StorageOptions storage;
+	storage.Initialize(native);
+	if (storage.block_alloc_size.IsValid()) {
+		Storage::VerifyBlockAllocSize(storage.block_alloc_size.GetIndex());
+	}
+	if (storage.row_group_size.IsValid()) {
+		auto size = storage.row_group_size.GetIndex();
+		if (size == 0 || size % STANDARD_VECTOR_SIZE != 0) {
+			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+			     "ATTACH option ROW_GROUP_SIZE must be a positive multiple of " + std::to_string(STANDARD_VECTOR_SIZE) +
+			         ", got " + std::to_string(size) + " (nothing was changed).");
+		}
+	}
+}
+
 //! Reads (and erases) the options differential consumes; refuses unknown and unsupported ones.
 static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &options) {
 	AttachRequest request;
@@ -153,22 +180,29 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
 		     "ATTACH takes either BRANCH or SNAPSHOT, not both: a snapshot belongs to the database, not to a branch.");
 	}
+	CheckNativeOptions(options);
 	return request;
 }
 
-//! The diff:// path of what the request names, creating the database when a writable ATTACH of its
-//! main branch is the first to name it.
-static std::string ResolveAttachPath(Repository &repository, const AttachRequest &request, bool read_only) {
+static void RefuseMissingDatabase(const std::string &root, const std::string &database) {
+	Fail(ErrorKind::NOT_FOUND, "database_not_found",
+	     "Database " + QuoteName(database) + " does not exist in the repository " + root +
+	         ". Create it with ATTACH 'differential:" + database +
+	         "' (read-write, main branch), or list databases with differential_databases().");
+}
+
+//! The diff:// path of what the request names; `create` is set when a writable ATTACH of the main branch
+//! is the first to name the database (it is created once every check passed).
+static std::string ResolveAttachPath(Repository &repository, const AttachRequest &request, bool read_only,
+                                     bool &create) {
 	auto &history = repository.metadata->history;
 	auto &database = request.database;
-	if (!history.FindDatabase(database)) {
+	create = !history.FindDatabase(database);
+	if (create) {
 		if (read_only || request.branch != "main") {
-			Fail(ErrorKind::NOT_FOUND, "database_not_found",
-			     "Database " + QuoteName(database) + " does not exist in the repository " + repository.root +
-			         ". Create it with ATTACH 'differential:" + database +
-			         "' (read-write, main branch), or list databases with differential_databases().");
+			RefuseMissingDatabase(repository.root, database);
 		}
-		history.EnsureDatabase(database);
+		return BranchPath(repository.root, database, request.branch);
 	}
 	if (request.snapshot_id) {
 		if (!history.FindSnapshot(database, *request.snapshot_id)) {
@@ -190,8 +224,9 @@ static std::string ResolveAttachPath(Repository &repository, const AttachRequest
 //! Checks the DATA_PATH against the database's and returns the one to record once the attachment
 //! opened: a read-write ATTACH gives it to a database that has none (a new one, or a local one, which
 //! exports from its next snapshot on); any ATTACH must repeat the one it has (or omit it).
-static std::optional<std::string> CheckDataPath(Repository &repository, const AttachRequest &request, bool read_only) {
-	auto current = repository.metadata->remote.DataPath(request.database);
+static std::optional<std::string> CheckDataPath(Repository &repository, const AttachRequest &request, bool read_only,
+                                                bool exists) {
+	auto current = exists ? repository.metadata->remote.DataPath(request.database) : std::nullopt;
 	if (current && current->store_url == *request.data_path) {
 		return std::nullopt;
 	}
@@ -228,46 +263,50 @@ static void RegisterStoreForEvictedReads(ClientContext &context, Repository &rep
 	}
 }
 
-//! Refuses SHIP_WAL / SHIP_INTERVAL that cannot apply, before the ATTACH writes anything.
-static void CheckShipping(Repository &repository, const AttachRequest &request, bool read_only) {
-	if (!request.ship_wal && !request.ship_interval) {
-		return;
-	}
-	if (read_only || request.snapshot_id) {
+//! The shipping settings this writable attachment runs with (stored with the database once it opened),
+//! or none when it does not ship. Refuses SHIP_WAL / SHIP_INTERVAL that cannot apply, before anything is
+//! written, and a stored mode that has no DATA_PATH to ship to.
+static std::optional<ShipSettings> PlanShipping(Repository &repository, const AttachRequest &request, bool read_only,
+                                                bool exists) {
+	if ((request.ship_wal || request.ship_interval) && (read_only || request.snapshot_id)) {
 		Fail(ErrorKind::INVALID_INPUT, "read_only",
 		     "SHIP_WAL and SHIP_INTERVAL apply to a writable attachment of a branch; this one is read-only. Remove "
 		     "them, or attach the branch read-write to change its shipping (nothing was changed).");
 	}
-	bool exists = repository.metadata->history.FindDatabase(request.database).has_value();
-	auto stored = exists ? repository.metadata->shipping.Settings(request.database) : std::nullopt;
-	auto mode = request.ship_wal ? *request.ship_wal : (stored ? stored->mode : std::string("off"));
-	if (mode == "off") {
+	if (read_only) {
+		return std::nullopt;
+	}
+	// SHIP_WAL 'off' needs nothing stored: it also repairs settings that no longer read back.
+	bool turning_off = request.ship_wal && *request.ship_wal == "off";
+	auto stored = exists && !turning_off ? repository.metadata->shipping.Settings(request.database) : std::nullopt;
+	ShipSettings plan = stored.value_or(ShipSettings());
+	plan.mode = request.ship_wal.value_or(plan.mode);
+	plan.interval_s = request.ship_interval.value_or(plan.interval_s);
+	if (plan.mode == "off") {
 		if (request.ship_interval && !request.ship_wal) {
 			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
 			     "SHIP_INTERVAL applies only to a database that ships its WAL; " + QuoteName(request.database) +
 			         " does not. Add SHIP_WAL 'async' (nothing was changed).");
 		}
-		return;
+		return request.ship_wal ? std::optional<ShipSettings>(plan) : std::nullopt;
 	}
 	if (!request.data_path && !(exists && repository.metadata->remote.DataPath(request.database))) {
 		Fail(ErrorKind::INVALID_INPUT, "data_path_required",
-		     "SHIP_WAL '" + mode + "' ships the WAL to the database's DATA_PATH, and " + QuoteName(request.database) +
-		         " has none. Add DATA_PATH 's3://bucket/prefix/' to this ATTACH (nothing was changed).");
+		     "SHIP_WAL '" + plan.mode + "' ships the WAL to the database's DATA_PATH, and " +
+		         QuoteName(request.database) + " has none. Add DATA_PATH 's3://bucket/prefix/' to this ATTACH, or " +
+		         "SHIP_WAL 'off' (nothing was changed).");
 	}
+	if (plan.writer.empty()) {
+		plan.writer = NewUuid();
+	}
+	return plan;
 }
 
-//! Stores what the ATTACH asked for and returns the shipper of this writable attachment, if the
-//! database ships (its stored SHIP_WAL is not 'off').
+//! The shipper of this writable attachment, when it ships.
 static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, AttachedDatabase &db,
-                                                 std::shared_ptr<Repository> repository, const AttachRequest &request) {
-	auto &shipping = repository->metadata->shipping;
-	auto stored = shipping.Settings(request.database);
-	if (request.ship_wal || request.ship_interval) {
-		auto mode = request.ship_wal ? *request.ship_wal : stored->mode;
-		auto interval = request.ship_interval ? *request.ship_interval : (stored ? stored->interval_s : 1);
-		stored = shipping.SetSettings(request.database, mode, interval);
-	}
-	if (!stored || stored->mode == "off") {
+                                                 std::shared_ptr<Repository> repository, const AttachRequest &request,
+                                                 const ShipSettings &settings) {
+	if (settings.mode == "off") {
 		return nullptr;
 	}
 	auto data_path = repository->metadata->remote.DataPath(request.database);
@@ -275,15 +314,106 @@ static std::shared_ptr<WalShipper> StartShipping(ClientContext &context, Attache
 	target.repository = repository;
 	target.database = request.database;
 	target.branch = request.branch;
-	target.store_url = data_path ? data_path->store_url : *request.data_path;
+	target.store_url = data_path ? data_path->store_url : request.data_path.value();
 	target.store = OpenObjectStore(context, target.store_url);
-	target.settings = *stored;
+	target.settings = settings;
 	target.lease_ms = FailoverLeaseMs(context);
 	target.instance = &db.GetDatabase();
 	auto shipper = std::make_shared<WalShipper>(std::move(target));
 	FileAddress owner = ParseDiffPath(BranchPath(repository->root, request.database, request.branch));
 	RegisterShipper(owner.OwnerKey(), shipper);
 	return shipper;
+}
+
+//! Whether the request reads a snapshot of a database this instance has attached: time travel reads history of
+//! what is attached, which stays readable whatever external access says now (as DuckDB's attached files do).
+static bool SnapshotOfAttached(ClientContext &context, const std::string &root, const AttachRequest &request) {
+	if (!request.snapshot_id) {
+		return false;
+	}
+	for (auto &attached : DatabaseManager::Get(context).GetDatabases()) {
+		auto catalog = dynamic_cast<DifferentialCatalog *>(&attached->GetCatalog());
+		if (catalog && catalog->repository->root == root && catalog->database_name == request.database) {
+			return true;
+		}
+	}
+	return false;
+}
+
+//! The repository the request names, checked against DuckDB's access settings first; a repository that
+//! does not exist yet is created only by an ATTACH that can succeed in it (read-write, main branch).
+static std::shared_ptr<Repository> OpenAttachRepository(ClientContext &context, const AttachRequest &request,
+                                                        bool read_only) {
+	auto root =
+	    request.repository_path.empty() ? RepositorySetting(context) : NormalizeRepositoryPath(request.repository_path);
+	if (!SnapshotOfAttached(context, root, request)) {
+		RequireRepositoryAccess(context, root);
+	}
+	if (request.data_path) {
+		RequireStoreAccess(context, *request.data_path);
+	}
+	if (!RepositoryExists(root) && (read_only || request.snapshot_id || request.branch != "main")) {
+		RefuseMissingDatabase(root, request.database);
+	}
+	return OpenRepository(root);
+}
+
+//! A local ATTACH in two halves: every check (options, access, existence, settings, the branch lock)
+//! before the first write, so a refusal leaves the repository as it was; then the writes the open needs.
+//! What only matters once DuckDB opened the file (DATA_PATH, shipping and shared-writer settings) waits
+//! for FinalizeLoad.
+static unique_ptr<Catalog> AttachLocal(ClientContext &context, AttachedDatabase &db, AttachInfo &info,
+                                       AttachOptions &options) {
+	auto request = ReadAttachOptions(info.path, options);
+	bool read_only = options.access_mode == AccessMode::READ_ONLY;
+	if (request.snapshot_id) {
+		// A snapshot is immutable: attach it read-only whatever was asked.
+		options.access_mode = AccessMode::READ_ONLY;
+		db.SetReadOnlyDatabase();
+		read_only = true;
+	}
+	auto repository = OpenAttachRepository(context, request, read_only);
+	bool create = false;
+	info.path = ResolveAttachPath(*repository, request, read_only, create);
+	auto shipping = PlanShipping(*repository, request, read_only, !create);
+	CheckSharedWriterRequest(*repository, request.database, request.shared, request.data_path.has_value(), read_only);
+	std::optional<std::string> adopt;
+	if (request.data_path) {
+		adopt = CheckDataPath(*repository, request, read_only, !create);
+	}
+	std::shared_ptr<BranchLock> lock;
+	if (!read_only) {
+		lock = ReserveBranchLock(repository->root, request.database, request.branch);
+	}
+	auto shared = PlanSharedWriters(context, *repository, request.database, request.branch, request.shared,
+	                                request.data_path, read_only || request.snapshot_id);
+	// DuckDB reports the blocks a checkpoint freed only with trim_free_blocks on; without it their
+	// stale bytes would stay in the branch's chunk map, and cleanup could never reclaim them.
+	DBConfig::GetConfig(context).options.trim_free_blocks = true;
+	if (create) {
+		repository->metadata->history.EnsureDatabase(request.database);
+	}
+	if (shared.active) {
+		FollowStoreHead(context, *repository, request.database, request.branch, *shared.store_url);
+	}
+	RegisterStoreForEvictedReads(context, *repository, request.database);
+	AllowDatabaseFile(context, info.path);
+	auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,
+	                                              request.snapshot_id ? std::string() : request.branch,
+	                                              request.snapshot_id.value_or(-1));
+	catalog->reserved_lock = std::move(lock);
+	catalog->adopt_data_path = adopt;
+	if (request.ship_wal || request.ship_interval) {
+		catalog->adopt_shipping = shipping;
+	}
+	catalog->adopt_shared = shared.settings;
+	if (shipping) {
+		catalog->wal_shipper = StartShipping(context, db, repository, request, *shipping);
+	}
+	if (shared.active) {
+		catalog->chunk_fetch = StartImportedChunkFetch(context, repository, request.database);
+	}
+	return unique_ptr<Catalog>(std::move(catalog));
 }
 
 static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>, ClientContext &context,
@@ -293,43 +423,7 @@ static unique_ptr<Catalog> AttachDifferential(optional_ptr<StorageExtensionInfo>
 		if (IsRemoteLocatorPath(info.path)) {
 			return AttachRemote(context, db, info, options);
 		}
-		auto request = ReadAttachOptions(info.path, options);
-		bool read_only = options.access_mode == AccessMode::READ_ONLY;
-		if (request.snapshot_id) {
-			// A snapshot is immutable: attach it read-only whatever was asked.
-			options.access_mode = AccessMode::READ_ONLY;
-			db.SetReadOnlyDatabase();
-			read_only = true;
-		}
-		// DuckDB reports the blocks a checkpoint freed only with trim_free_blocks on; without it their
-		// stale bytes would stay in the branch's chunk map, and cleanup could never reclaim them.
-		DBConfig::GetConfig(context).options.trim_free_blocks = true;
-		auto repository =
-		    OpenRepository(request.repository_path.empty() ? RepositorySetting(context)
-		                                                   : NormalizeRepositoryPath(request.repository_path));
-		CheckShipping(*repository, request, read_only);
-		CheckSharedWriterRequest(*repository, request.database, request.shared, request.data_path.has_value(),
-		                         read_only);
-		info.path = ResolveAttachPath(*repository, request, read_only);
-		std::optional<std::string> adopt;
-		if (request.data_path) {
-			adopt = CheckDataPath(*repository, request, read_only);
-		}
-		bool shared_writer =
-		    !request.snapshot_id && ApplySharedWriters(context, *repository, request.database, request.branch,
-		                                               request.shared, request.data_path, read_only);
-		RegisterStoreForEvictedReads(context, *repository, request.database);
-		auto catalog = make_uniq<DifferentialCatalog>(db, repository, request.database,
-		                                              request.snapshot_id ? std::string() : request.branch,
-		                                              request.snapshot_id.value_or(-1));
-		catalog->adopt_data_path = adopt;
-		if (!read_only) {
-			catalog->wal_shipper = StartShipping(context, db, repository, request);
-		}
-		if (shared_writer) {
-			catalog->chunk_fetch = StartImportedChunkFetch(context, repository, request.database);
-		}
-		return unique_ptr<Catalog>(std::move(catalog));
+		return AttachLocal(context, db, info, options);
 	});
 }
 

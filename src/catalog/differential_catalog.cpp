@@ -47,10 +47,23 @@ std::string DifferentialCatalog::OwnerKey() const {
 
 void DifferentialCatalog::FinalizeLoad(optional_ptr<ClientContext> context) {
 	DuckCatalog::FinalizeLoad(context);
-	if (adopt_data_path) {
-		Translated([&]() { repository->metadata->remote.SetDataPath(database_name, *adopt_data_path); });
-		adopt_data_path.reset();
-	}
+	reserved_lock.reset();
+	Translated([&]() {
+		auto &metadata = *repository->metadata;
+		if (adopt_data_path) {
+			metadata.remote.SetDataPath(database_name, *adopt_data_path);
+		}
+		if (adopt_shipping) {
+			metadata.shipping.SetSettings(database_name, adopt_shipping->mode, adopt_shipping->interval_s,
+			                              adopt_shipping->writer);
+		}
+		if (adopt_shared) {
+			metadata.shared.SetSettings(database_name, *adopt_shared);
+		}
+	});
+	adopt_data_path.reset();
+	adopt_shipping.reset();
+	adopt_shared.reset();
 }
 
 void DifferentialCatalog::OnDetach(ClientContext &context) {

@@ -5,6 +5,8 @@
 #include "duckdb/catalog/catalog_entry/table_function_catalog_entry.hpp"
 #include "duckdb/catalog/duck_catalog.hpp"
 #include "duckdb/function/table_function.hpp"
+#include "metadata/shared_writer_store.hpp"
+#include "metadata/shipping_store.hpp"
 #include "repository/repository.hpp"
 
 #include <map>
@@ -34,12 +36,19 @@ public:
 	}
 	//! Releases the hidden snapshot attachments of this database once no attachment of it is left.
 	void OnDetach(duckdb::ClientContext &context) override;
-	//! Records the DATA_PATH the ATTACH gave a database that had none, now that its storage opened: an
-	//! ATTACH that DuckDB refuses (the branch is in use, ...) leaves the database as it was.
+	//! Records the settings the ATTACH gave (DATA_PATH, SHIP_WAL, WRITERS), now that its storage opened: an
+	//! ATTACH that DuckDB refuses after the hook leaves the database as it was. Hands the branch lock over.
 	void FinalizeLoad(duckdb::optional_ptr<duckdb::ClientContext> context) override;
 
 	//! The canonical DATA_PATH to record at FinalizeLoad, if the ATTACH adopts one.
 	std::optional<std::string> adopt_data_path;
+	//! SHIP_WAL / SHIP_INTERVAL settings to record at FinalizeLoad, when the ATTACH gave any.
+	std::optional<ShipSettings> adopt_shipping;
+	//! WRITERS / ON_CONFLICT settings to record at FinalizeLoad, when the ATTACH gave any.
+	std::optional<SharedWriterSettings> adopt_shared;
+	//! The branch lock ATTACH took before writing anything; the open of the branch's file adopts it, and
+	//! FinalizeLoad lets go of this reference (the open file keeps the lock).
+	std::shared_ptr<void> reserved_lock;
 	//! The WAL shipper of a writable attachment of a shipping database (replication/wal_shipper.hpp);
 	//! it stops, after shipping what is pending, when the catalog goes.
 	std::shared_ptr<void> wal_shipper;

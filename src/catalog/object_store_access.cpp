@@ -2,6 +2,7 @@
 // message built here ever contains them.
 #include "catalog/object_store_access.hpp"
 
+#include "catalog/access_rules.hpp"
 #include "common/errors.hpp"
 #include "common/hash.hpp"
 #include "duckdb/catalog/catalog_transaction.hpp"
@@ -124,6 +125,7 @@ static std::string CacheKey(const std::string &url, const S3Credentials &c) {
 }
 
 std::shared_ptr<ObjectStore> OpenObjectStore(ClientContext &context, const std::string &url) {
+	RequireStoreAccess(context, url);
 	auto parsed = ParseDataPath(url);
 	auto canonical = FormatObjectStoreUrl(parsed);
 	S3Credentials credentials;

@@ -12,7 +12,6 @@
 #include "remote/export_format.hpp"
 #include "replication/branch_recovery.hpp"
 #include "repository/evicted_chunk_reader.hpp"
-#include "storage/branch_lock.hpp"
 #include "storage/chunk_geometry.hpp"
 #include "storage/index_page.hpp"
 
@@ -126,38 +125,33 @@ std::optional<int64_t> FollowStoreHead(duckdb::ClientContext &context, Repositor
 	return local;
 }
 
-bool ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
-                        const std::string &branch, const SharedWriterRequest &request,
-                        const std::optional<std::string> &store_url, bool read_only) {
-	auto &shared = repository.metadata->shared;
-	auto settings = shared.Settings(database);
+SharedWriterPlan PlanSharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
+                                   const std::string &branch, const SharedWriterRequest &request,
+                                   const std::optional<std::string> &store_url, bool read_only) {
+	SharedWriterPlan plan;
+	auto &metadata = *repository.metadata;
+	bool exists = metadata.history.FindDatabase(database).has_value();
+	auto settings = exists ? metadata.shared.Settings(database) : SharedWriterSettings();
 	if (request.shared || request.conflict_to_branch) {
 		settings.shared = request.shared.value_or(settings.shared);
 		settings.conflict_to_branch = request.conflict_to_branch.value_or(settings.conflict_to_branch);
-		shared.SetSettings(database, settings);
+		plan.settings = settings;
 	}
 	if (!settings.shared || read_only) {
-		return false;
+		return plan;
 	}
-	auto url = store_url;
-	if (!url) {
-		auto data_path = repository.metadata->remote.DataPath(database);
-		url = data_path ? std::optional<std::string>(data_path->store_url) : std::nullopt;
+	plan.store_url = store_url;
+	if (!plan.store_url && exists) {
+		auto data_path = metadata.remote.DataPath(database);
+		plan.store_url = data_path ? std::optional<std::string>(data_path->store_url) : std::nullopt;
 	}
-	if (!url) {
-		return false;
+	if (!plan.store_url) {
+		return plan;
 	}
-	// The branch is not open yet (ATTACH opens it after this); another process of this repository may hold it.
-	std::unique_ptr<BranchLock> lock;
-	try {
-		lock = LockClosedBranch(repository.root, database, branch);
-	} catch (DifferentialError &e) {
-		DuckDBLogScope log(context);
-		LogWarning("shared_head_not_followed", database + "/" + branch + ": " + e.what());
-		return true;
-	}
-	FollowStoreHead(context, repository, database, branch, *url);
-	return true;
+	plan.active = true;
+	DuckDBLogScope log(context);
+	ReadStoreHead(*OpenObjectStore(context, *plan.store_url), *plan.store_url, database, branch);
+	return plan;
 }
 
 std::string ConflictBranchName(const std::string &branch, int64_t kept) {

@@ -29,12 +29,20 @@ void ReadSharedWriterOption(const std::string &key, const std::string &value, Sh
 void CheckSharedWriterRequest(Repository &repository, const std::string &database, const SharedWriterRequest &request,
                               bool has_data_path, bool read_only);
 
-//! After the database exists locally: stores the options, and for a writable attachment of a shared
-//! database starts the branch from the newest head in `store_url` (imported without downloading, when the
-//! branch holds no work the store lacks). True for a writable attachment of a shared database.
-bool ApplySharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
-                        const std::string &branch, const SharedWriterRequest &request,
-                        const std::optional<std::string> &store_url, bool read_only);
+//! What a writable ATTACH does about shared writing, decided before it writes anything.
+struct SharedWriterPlan {
+	//! The options to store once the attachment opened, when this ATTACH changes them.
+	std::optional<SharedWriterSettings> settings;
+	//! A writable attachment of a shared database: its branch starts from the store's newest head.
+	bool active = false;
+	std::optional<std::string> store_url;
+};
+
+//! Decides the plan and, for an active one, reads the branch's head in the store once, so an unreachable
+//! store or a refused secret refuses the ATTACH (export_failed) before anything is written.
+SharedWriterPlan PlanSharedWriters(duckdb::ClientContext &context, Repository &repository, const std::string &database,
+                                   const std::string &branch, const SharedWriterRequest &request,
+                                   const std::optional<std::string> &store_url, bool read_only);
 
 //! Imports the newest head of the branch from the database's DATA_PATH when it moved since this repository
 //! saw it. Returns the local snapshot id the branch now starts from, or nothing when nothing was imported.

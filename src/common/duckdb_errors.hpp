@@ -21,6 +21,8 @@ namespace differential {
 		throw duckdb::IOException(error.what());
 	case ErrorKind::INVALID:
 		throw duckdb::Exception(duckdb::ExceptionType::INVALID, error.what());
+	case ErrorKind::PERMISSION:
+		throw duckdb::PermissionException(error.what());
 	default:
 		throw duckdb::InternalException(error.what());
 	}

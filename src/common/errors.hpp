@@ -12,7 +12,7 @@ namespace differential {
 //! The kind decides which DuckDB exception type the SQL layer raises.
 //! INVALID is DuckDB's plain "Invalid Error", which the 1.1 specification shows for refusals of the
 //! history's shape (merge_base_ambiguous) and of an attached merge target.
-enum class ErrorKind { INVALID_INPUT, NOT_FOUND, CONFLICT, IO, INVALID, INTERNAL };
+enum class ErrorKind { INVALID_INPUT, NOT_FOUND, CONFLICT, IO, INVALID, PERMISSION, INTERNAL };
 
 class DifferentialError;
 

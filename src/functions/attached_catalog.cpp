@@ -1,6 +1,7 @@
 // Lookup of attachments by name without touching the caller's transaction.
 #include "functions/attached_catalog.hpp"
 
+#include "catalog/access_rules.hpp"
 #include "catalog/attach.hpp"
 #include "catalog/remote_catalog.hpp"
 #include "common/errors.hpp"
@@ -35,7 +36,9 @@ DifferentialCatalog &AttachedDifferentialCatalog(ClientContext &context, const s
 }
 
 std::shared_ptr<Repository> CurrentRepository(ClientContext &context) {
-	return OpenRepository(RepositorySetting(context));
+	auto root = RepositorySetting(context);
+	RequireRepositoryAccess(context, root);
+	return OpenRepository(root);
 }
 
 int64_t SnapshotOrLatest(MetadataStore &metadata, const std::string &database, std::optional<int64_t> snapshot,

@@ -105,8 +105,19 @@ void LifecycleStore::DropDatabase(const std::string &database) {
 		    .Bind(1, database_id)
 		    .Run();
 	}
+	// Rows keyed by the database's uuid or name: its shipping and the heads it saw in its store.
+	for (auto table : {"wal_ship_state", "wal_shipping"}) {
+		txn.db
+		    .Prepare(std::string("DELETE FROM ") + table +
+		             " WHERE database_uuid = (SELECT database_uuid FROM databases WHERE database_id = ?)")
+		    .Bind(1, database_id)
+		    .Run();
+	}
+	txn.db.Prepare("DELETE FROM remote_heads WHERE database_name = ?").Bind(1, database).Run();
+	// Everything keyed by database_id, the database's own row last. Its id is never given out again.
 	for (auto table : {"branches", "snapshots", "snapshot_parents", "expired_snapshots", "merge_requests",
-	                   "merge_resolutions", "snapshot_exports", "databases"}) {
+	                   "merge_resolutions", "merge_publications", "snapshot_exports", "shared_writers",
+	                   "shared_branches", "kept_snapshots", "store_snapshot_ids", "databases"}) {
 		txn.db.Prepare(std::string("DELETE FROM ") + table + " WHERE database_id = ?").Bind(1, database_id).Run();
 	}
 	txn.Commit();

@@ -28,17 +28,22 @@ RangeExtent ExtentAt(SqliteStatement &stmt, int first_col, const std::string &fi
 	return extent;
 }
 
-int64_t RequireDatabaseId(MetadataSession &session, const std::string &database) {
+std::optional<int64_t> FindDatabaseId(MetadataSession &session, const std::string &database) {
 	auto stmt = session.db.Prepare("SELECT database_id FROM databases WHERE database_name = ?");
 	stmt.Bind(1, database);
-	if (!stmt.Step()) {
+	return stmt.Step() ? std::optional<int64_t>(stmt.Int(0)) : std::nullopt;
+}
+
+int64_t RequireDatabaseId(MetadataSession &session, const std::string &database) {
+	auto id = FindDatabaseId(session, database);
+	if (!id) {
 		Fail(ErrorKind::NOT_FOUND, "database_not_found",
 		     "Database " + QuoteName(database) +
 		         " does not exist in this repository. List databases with differential_databases(), or create it "
 		         "with ATTACH 'differential:" +
 		         database + "'.");
 	}
-	return stmt.Int(0);
+	return *id;
 }
 
 std::optional<int64_t> FindBranchId(MetadataSession &session, const std::string &database, const std::string &branch) {

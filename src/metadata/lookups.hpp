@@ -9,6 +9,8 @@
 
 namespace differential {
 
+//! The database's id, if it exists.
+std::optional<int64_t> FindDatabaseId(MetadataSession &session, const std::string &database);
 //! The database's id; refuses database_not_found.
 int64_t RequireDatabaseId(MetadataSession &session, const std::string &database);
 std::optional<int64_t> FindBranchId(MetadataSession &session, const std::string &database, const std::string &branch);

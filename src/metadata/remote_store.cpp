@@ -54,8 +54,8 @@ std::vector<PendingExport> RemoteStore::PendingExports(const std::string &databa
 	    "SELECT s.snapshot_id, s.branch_name FROM snapshots s JOIN databases d USING (database_id) WHERE "
 	    "s.database_id = ? AND d.data_path IS NOT NULL AND s.snapshot_id >= coalesce(d.export_from_snapshot, 1) AND "
 	    "s.snapshot_id <= ? AND NOT EXISTS (SELECT 1 FROM snapshot_exports e WHERE e.database_id = s.database_id AND "
-	    "e.snapshot_id = s.snapshot_id) AND NOT EXISTS (SELECT 1 FROM repository_meta m WHERE m.key = 'kept/' || "
-	    "d.database_name || '/' || s.snapshot_id) ORDER BY s.snapshot_id");
+	    "e.snapshot_id = s.snapshot_id) AND NOT EXISTS (SELECT 1 FROM kept_snapshots k WHERE k.database_id = "
+	    "s.database_id AND k.snapshot_id = s.snapshot_id) ORDER BY s.snapshot_id");
 	stmt.Bind(1, database_id).Bind(2, up_to.value_or(INT64_MAX));
 	std::vector<PendingExport> out;
 	while (stmt.Step()) {

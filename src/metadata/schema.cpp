@@ -295,6 +295,73 @@ UPDATE segments SET
                    (SELECT count(*) FROM file_extents e WHERE e.segment_id = segments.segment_id);
 )" + UsageTriggers("chunks", "chunks") +
         UsageTriggers("file_extents", "extents"),
+    // 11: a dropped database leaves nothing a new one of the same name could inherit. Database ids are never
+    // reused (AUTOINCREMENT, seeded above every id any row still names), and the shared-writer state that lived
+    // in repository_meta under keys composed of the database's name moves into tables keyed by database_id.
+    R"(
+CREATE TABLE databases_v11(
+    database_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    database_name TEXT NOT NULL UNIQUE,
+    database_uuid TEXT NOT NULL,
+    created_at_us INTEGER NOT NULL,
+    next_snapshot_id INTEGER NOT NULL DEFAULT 1,
+    cloned_from TEXT,
+    data_path TEXT,
+    export_from_snapshot INTEGER);
+INSERT INTO databases_v11(database_id, database_name, database_uuid, created_at_us, next_snapshot_id, cloned_from,
+    data_path, export_from_snapshot)
+    SELECT database_id, database_name, database_uuid, created_at_us, next_snapshot_id, cloned_from, data_path,
+    export_from_snapshot FROM databases;
+DROP TABLE databases;
+ALTER TABLE databases_v11 RENAME TO databases;
+DELETE FROM sqlite_sequence WHERE name = 'databases';
+INSERT INTO sqlite_sequence(name, seq) SELECT 'databases', max(id) FROM (
+    SELECT coalesce(max(database_id), 0) AS id FROM databases
+    UNION ALL SELECT max(database_id) FROM snapshot_parents UNION ALL SELECT max(database_id) FROM merge_requests
+    UNION ALL SELECT max(database_id) FROM merge_publications UNION ALL SELECT max(database_id) FROM expired_snapshots);
+CREATE TABLE shared_writers(
+    database_id INTEGER PRIMARY KEY,
+    conflict_to_branch INTEGER NOT NULL);
+CREATE TABLE shared_branches(
+    database_id INTEGER NOT NULL,
+    branch_name TEXT NOT NULL,
+    conflict_snapshot_id INTEGER,
+    settled_snapshot_id INTEGER,
+    PRIMARY KEY(database_id, branch_name));
+CREATE TABLE kept_snapshots(
+    database_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    branch_name TEXT NOT NULL,
+    PRIMARY KEY(database_id, snapshot_id));
+CREATE TABLE store_snapshot_ids(
+    database_id INTEGER NOT NULL,
+    snapshot_id INTEGER NOT NULL,
+    store_snapshot_id INTEGER NOT NULL,
+    PRIMARY KEY(database_id, snapshot_id));
+INSERT INTO shared_writers(database_id, conflict_to_branch)
+    SELECT d.database_id, m.value = 'shared branch' FROM repository_meta m JOIN databases d
+    ON m.key = 'shared_writers/' || d.database_name;
+INSERT INTO shared_branches(database_id, branch_name, conflict_snapshot_id)
+    SELECT d.database_id, substr(m.key, length('conflict/' || d.database_name || '/') + 1), CAST(m.value AS INTEGER)
+    FROM repository_meta m JOIN databases d ON substr(m.key, 1, length('conflict/' || d.database_name || '/')) =
+    'conflict/' || d.database_name || '/';
+INSERT INTO shared_branches(database_id, branch_name, settled_snapshot_id)
+    SELECT d.database_id, substr(m.key, length('settled/' || d.database_name || '/') + 1), CAST(m.value AS INTEGER)
+    FROM repository_meta m JOIN databases d ON substr(m.key, 1, length('settled/' || d.database_name || '/')) =
+    'settled/' || d.database_name || '/' WHERE true
+    ON CONFLICT(database_id, branch_name) DO UPDATE SET settled_snapshot_id = excluded.settled_snapshot_id;
+INSERT INTO kept_snapshots(database_id, snapshot_id, branch_name)
+    SELECT d.database_id, CAST(substr(m.key, length('kept/' || d.database_name || '/') + 1) AS INTEGER), m.value
+    FROM repository_meta m JOIN databases d ON substr(m.key, 1, length('kept/' || d.database_name || '/')) =
+    'kept/' || d.database_name || '/';
+INSERT INTO store_snapshot_ids(database_id, snapshot_id, store_snapshot_id)
+    SELECT d.database_id, CAST(substr(m.key, length('store_id/' || d.database_name || '/') + 1) AS INTEGER),
+    CAST(m.value AS INTEGER)
+    FROM repository_meta m JOIN databases d ON substr(m.key, 1, length('store_id/' || d.database_name || '/')) =
+    'store_id/' || d.database_name || '/';
+DELETE FROM repository_meta WHERE substr(key, 1, 15) = 'shared_writers/' OR substr(key, 1, 9) = 'conflict/' OR
+    substr(key, 1, 8) = 'settled/' OR substr(key, 1, 5) = 'kept/' OR substr(key, 1, 9) = 'store_id/';
+)",
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

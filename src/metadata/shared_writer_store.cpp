@@ -1,5 +1,5 @@
-// Shared-writer state lives in repository_meta rows keyed by database (no schema change): the options,
-// the unresolved conflict per branch, the settled one, and the kept snapshots exports must skip.
+// Shared-writer state (schema 11), keyed by database_id so a dropped database leaves none behind: the options,
+// the unresolved conflict per branch, the settled one, the kept snapshots exports must skip, store ids.
 #include "metadata/shared_writer_store.hpp"
 
 #include "common/errors.hpp"
@@ -10,74 +10,84 @@
 
 namespace differential {
 
-static std::string SettingsKey(const std::string &database) {
-	return "shared_writers/" + database;
-}
-static std::string ConflictKey(const std::string &database, const std::string &branch) {
-	return "conflict/" + database + "/" + branch;
-}
-static std::string SettledKey(const std::string &database, const std::string &branch) {
-	return "settled/" + database + "/" + branch;
-}
-
-static std::optional<std::string> MetaValue(MetadataSession &session, const std::string &key) {
-	auto stmt = session.db.Prepare("SELECT value FROM repository_meta WHERE key = ?");
-	stmt.Bind(1, key);
-	if (!stmt.Step()) {
-		return std::nullopt;
-	}
-	return stmt.Text(0);
-}
-
-static void SetMeta(MetadataSession &session, const std::string &key, const std::string &value) {
-	session.db.Prepare("INSERT OR REPLACE INTO repository_meta(key, value) VALUES (?, ?)")
-	    .Bind(1, key)
-	    .Bind(2, value)
-	    .Run();
-}
-
 SharedWriterSettings SharedWriterStore::Settings(const std::string &database) {
 	auto session = core.Read();
 	SharedWriterSettings settings;
-	auto value = MetaValue(session, SettingsKey(database));
-	settings.shared = value.has_value();
-	settings.conflict_to_branch = value && *value == "shared branch";
+	auto stmt = session.db.Prepare("SELECT w.conflict_to_branch FROM shared_writers w JOIN databases d USING "
+	                               "(database_id) WHERE d.database_name = ?");
+	stmt.Bind(1, database);
+	settings.shared = stmt.Step();
+	settings.conflict_to_branch = settings.shared && stmt.Int(0) != 0;
 	return settings;
 }
 
 void SharedWriterStore::SetSettings(const std::string &database, const SharedWriterSettings &settings) {
 	auto txn = core.Write();
-	RequireDatabaseId(txn, database);
+	auto database_id = RequireDatabaseId(txn, database);
 	if (settings.shared) {
-		SetMeta(txn, SettingsKey(database), settings.conflict_to_branch ? "shared branch" : "shared fail");
+		txn.db.Prepare("INSERT OR REPLACE INTO shared_writers(database_id, conflict_to_branch) VALUES (?, ?)")
+		    .Bind(1, database_id)
+		    .Bind(2, settings.conflict_to_branch ? 1 : 0)
+		    .Run();
 	} else {
-		txn.db.Prepare("DELETE FROM repository_meta WHERE key = ?").Bind(1, SettingsKey(database)).Run();
+		txn.db.Prepare("DELETE FROM shared_writers WHERE database_id = ?").Bind(1, database_id).Run();
 	}
 	txn.Commit();
 }
 
+//! One column of the branch's shared_branches row (conflict_snapshot_id or settled_snapshot_id).
+static std::optional<int64_t> BranchMark(MetadataSession &session, int64_t database_id, const std::string &branch,
+                                         const char *column) {
+	auto stmt = session.db.Prepare(std::string("SELECT ") + column +
+	                               " FROM shared_branches WHERE database_id = ? AND branch_name = ? AND " + column +
+	                               " IS NOT NULL");
+	stmt.Bind(1, database_id).Bind(2, branch);
+	return stmt.Step() ? std::optional<int64_t>(stmt.Int(0)) : std::nullopt;
+}
+
+static void SetBranchMark(MetadataSession &session, int64_t database_id, const std::string &branch, const char *column,
+                          std::optional<int64_t> value) {
+	auto stmt = session.db.Prepare(std::string("INSERT INTO shared_branches(database_id, branch_name, ") + column +
+	                               ") VALUES (?1, ?2, ?3) ON CONFLICT(database_id, branch_name) DO UPDATE SET " +
+	                               column + " = ?3");
+	stmt.Bind(1, database_id).Bind(2, branch);
+	if (value) {
+		stmt.Bind(3, *value);
+	}
+	stmt.Run();
+}
+
 std::optional<int64_t> SharedWriterStore::Conflict(const std::string &database, const std::string &branch) {
 	auto session = core.Read();
-	auto value = MetaValue(session, ConflictKey(database, branch));
-	return value ? std::optional<int64_t>(std::stoll(*value)) : std::nullopt;
+	auto database_id = FindDatabaseId(session, database);
+	return database_id ? BranchMark(session, *database_id, branch, "conflict_snapshot_id") : std::nullopt;
 }
 
 void SharedWriterStore::RecordConflict(const std::string &database, const std::string &branch, int64_t kept) {
 	auto txn = core.Write();
-	SetMeta(txn, ConflictKey(database, branch), std::to_string(kept));
-	SetMeta(txn, "kept/" + database + "/" + std::to_string(kept), branch);
+	auto database_id = RequireDatabaseId(txn, database);
+	SetBranchMark(txn, database_id, branch, "conflict_snapshot_id", kept);
+	txn.db.Prepare("INSERT OR REPLACE INTO kept_snapshots(database_id, snapshot_id, branch_name) VALUES (?, ?, ?)")
+	    .Bind(1, database_id)
+	    .Bind(2, kept)
+	    .Bind(3, branch)
+	    .Run();
 	txn.Commit();
 }
 
 bool SharedWriterStore::IsKept(const std::string &database, int64_t snapshot_id) {
 	auto session = core.Read();
-	return MetaValue(session, "kept/" + database + "/" + std::to_string(snapshot_id)).has_value();
+	auto stmt = session.db.Prepare("SELECT 1 FROM kept_snapshots k JOIN databases d USING (database_id) WHERE "
+	                               "d.database_name = ? AND k.snapshot_id = ?");
+	stmt.Bind(1, database).Bind(2, snapshot_id);
+	return stmt.Step();
 }
 
 void SharedWriterStore::SettleConflict(const std::string &database, const std::string &branch, int64_t kept) {
 	auto txn = core.Write();
-	txn.db.Prepare("DELETE FROM repository_meta WHERE key = ?").Bind(1, ConflictKey(database, branch)).Run();
-	SetMeta(txn, SettledKey(database, branch), std::to_string(kept));
+	auto database_id = RequireDatabaseId(txn, database);
+	SetBranchMark(txn, database_id, branch, "conflict_snapshot_id", std::nullopt);
+	SetBranchMark(txn, database_id, branch, "settled_snapshot_id", kept);
 	txn.Commit();
 }
 
@@ -107,8 +117,9 @@ static bool BranchAtSafeBase(MetadataSession &session, int64_t branch_id, const 
 	if (seen.Step() && seen.Int(0) == *current) {
 		return true;
 	}
-	auto settled = MetaValue(session, SettledKey(head.image.database, head.branch));
-	return settled && std::stoll(*settled) == *current;
+	auto database_id = FindDatabaseId(session, head.image.database);
+	auto settled = database_id ? BranchMark(session, *database_id, head.branch, "settled_snapshot_id") : std::nullopt;
+	return settled && *settled == *current;
 }
 
 static int64_t InsertImportedSnapshot(MetadataSession &session, int64_t database_id, int64_t branch_id, int64_t root_id,
@@ -183,7 +194,12 @@ std::optional<int64_t> SharedWriterStore::ImportHead(const ImportedHead &head) {
 	    .Bind(7, NowMicros())
 	    .Run();
 	if (local_id != head.snapshot_id) {
-		SetMeta(txn, "store_id/" + database + "/" + std::to_string(local_id), std::to_string(head.snapshot_id));
+		db.Prepare("INSERT OR REPLACE INTO store_snapshot_ids(database_id, snapshot_id, store_snapshot_id) VALUES "
+		           "(?, ?, ?)")
+		    .Bind(1, database_id)
+		    .Bind(2, local_id)
+		    .Bind(3, head.snapshot_id)
+		    .Run();
 	}
 	txn.Commit();
 	return local_id;
@@ -191,8 +207,10 @@ std::optional<int64_t> SharedWriterStore::ImportHead(const ImportedHead &head) {
 
 int64_t SharedWriterStore::StoreSnapshotId(const std::string &database, int64_t local_id) {
 	auto session = core.Read();
-	auto value = MetaValue(session, "store_id/" + database + "/" + std::to_string(local_id));
-	return value ? std::stoll(*value) : local_id;
+	auto stmt = session.db.Prepare("SELECT s.store_snapshot_id FROM store_snapshot_ids s JOIN databases d USING "
+	                               "(database_id) WHERE d.database_name = ? AND s.snapshot_id = ?");
+	stmt.Bind(1, database).Bind(2, local_id);
+	return stmt.Step() ? stmt.Int(0) : local_id;
 }
 
 } // namespace differential

@@ -19,7 +19,16 @@ std::optional<ShipSettings> ShippingStore::Settings(const std::string &database)
 	if (!stmt.Step()) {
 		return std::nullopt;
 	}
-	return ShipSettings {stmt.Text(0), stmt.Int(1), stmt.Text(2)};
+	ShipSettings settings {stmt.Text(0), stmt.Int(1), stmt.Text(2)};
+	// Read back as written: anything else is damage, reported instead of acted on.
+	bool known_mode = settings.mode == "sync" || settings.mode == "async" || settings.mode == "off";
+	if (!known_mode || settings.interval_s < 1 || settings.interval_s > 86400 || settings.writer.empty()) {
+		Fail(ErrorKind::IO, "corrupt_metadata",
+		     "The WAL shipping settings stored for database " + database +
+		         " are not valid (mode, interval or writer id). Attach it with SHIP_WAL 'off' to store valid settings "
+		         "again (then SHIP_WAL 'async' or 'sync' to ship), and run differential_verify().");
+	}
+	return settings;
 }
 
 ShipSettings ShippingStore::SetSettings(const std::string &database, const std::string &mode, int64_t interval_s,

@@ -56,6 +56,11 @@ static void MakeDirectories(const std::string &path) {
 	}
 }
 
+bool RepositoryExists(const std::string &root) {
+	struct stat info;
+	return stat((NormalizeRepositoryPath(root) + "/metadata.sqlite").c_str(), &info) == 0;
+}
+
 std::shared_ptr<Repository> OpenRepository(const std::string &root_p) {
 	auto requested = NormalizeRepositoryPath(root_p);
 	static std::mutex lock;

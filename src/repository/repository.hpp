@@ -18,6 +18,8 @@ struct Repository {
 
 //! Opens (creating the directory layout if needed) the repository at an absolute path.
 std::shared_ptr<Repository> OpenRepository(const std::string &root);
+//! Whether `root` (normalized) already holds a repository (its metadata.sqlite); nothing is created.
+bool RepositoryExists(const std::string &root);
 //! Checks that a user-supplied repository path is absolute and returns it normalized.
 std::string NormalizeRepositoryPath(const std::string &path);
 

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
+#include <mutex>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,13 +29,13 @@ static std::string HolderOf(int fd) {
 	return who.empty() ? "another process" : who;
 }
 
-BranchLock::BranchLock(const FileAddress &address) {
+BranchLock::BranchLock(const FileAddress &address, bool announce) {
 	auto dir = address.repository + "/locks";
 	if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
 		Fail(ErrorKind::IO, "io_error",
 		     "Cannot create the lock directory " + dir + ": " + std::strerror(errno) + ". Check permissions.");
 	}
-	auto path = dir + "/" + address.database + "@" + address.branch + ".lock";
+	path = dir + "/" + address.database + "@" + address.branch + ".lock";
 	fd = sys::Open("branch_lock.open", path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		Fail(ErrorKind::IO, "io_error",
@@ -55,6 +57,12 @@ BranchLock::BranchLock(const FileAddress &address) {
 		         ". A branch has one writer at a time: detach it there, attach it here with (READ_ONLY), or "
 		         "create a branch and write to that.");
 	}
+	if (announce) {
+		Announce();
+	}
+}
+
+void BranchLock::Announce() {
 	// The holder's name only improves another process's refusal message; the flock is the lock.
 	auto text = "process " + std::to_string(getpid()) + "\n";
 	if (sys::FTruncate("branch_lock.write", fd, 0) != 0 ||
@@ -98,6 +106,57 @@ std::unique_ptr<BranchLock> LockClosedBranch(const std::string &repository, cons
 	// Checked again under the lock: an attachment in this process may have raced the first check.
 	RequireBranchClosed(repository, database, branch);
 	return lock;
+}
+
+//! Reserved locks by owner key; weak, so a reservation never outlives the ATTACH that made it.
+struct ReservedLocks {
+	std::mutex lock;
+	std::map<std::string, std::weak_ptr<BranchLock>> by_owner;
+};
+
+static ReservedLocks &Reserved() {
+	static auto *reserved = new ReservedLocks();
+	return *reserved;
+}
+
+std::shared_ptr<BranchLock> ReserveBranchLock(const std::string &repository, const std::string &database,
+                                              const std::string &branch) {
+	auto address = BranchAddress(repository, database, branch);
+	if (DiffFileSystem::HasWriter(BranchPath(repository, database, branch))) {
+		Fail(ErrorKind::CONFLICT, "branch_in_use",
+		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+		         " is already attached for writing in this process. Use that attachment, or attach this one with "
+		         "(READ_ONLY).");
+	}
+	auto &reserved = Reserved();
+	std::lock_guard<std::mutex> guard(reserved.lock);
+	auto &slot = reserved.by_owner[address.OwnerKey()];
+	if (slot.lock()) {
+		Fail(ErrorKind::CONFLICT, "branch_in_use",
+		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+		         " is being attached for writing by another connection of this process. Use that attachment, or "
+		         "attach this one with (READ_ONLY).");
+	}
+	auto lock = std::make_shared<BranchLock>(address, false);
+	slot = lock;
+	return lock;
+}
+
+std::shared_ptr<BranchLock> AdoptOrTakeBranchLock(const FileAddress &branch) {
+	{
+		auto &reserved = Reserved();
+		std::lock_guard<std::mutex> guard(reserved.lock);
+		auto it = reserved.by_owner.find(branch.OwnerKey());
+		if (it != reserved.by_owner.end()) {
+			auto lock = it->second.lock();
+			reserved.by_owner.erase(it);
+			if (lock) {
+				lock->Announce();
+				return lock;
+			}
+		}
+	}
+	return std::make_shared<BranchLock>(branch);
 }
 
 } // namespace differential

@@ -183,7 +183,7 @@ static std::shared_ptr<VersionedFile> OpenStoredFile(FileRegistry &registry, con
 	std::shared_ptr<VersionedFile> file = VersionedFile::Open(address, resolver(address.repository), write);
 	std::shared_ptr<BranchLock> lock;
 	if (write && address.IsMainFile()) {
-		lock = std::make_shared<BranchLock>(address);
+		lock = AdoptOrTakeBranchLock(address);
 	}
 	if (!PrepareForOpen(*file, LoadVersion(registry, *file, address, write), flags, path)) {
 		return nullptr;
@@ -317,6 +317,13 @@ int64_t DiffFileSystem::OpenHandleCount(const std::string &owner_key) {
 	std::lock_guard<std::mutex> guard(registry.lock);
 	auto it = registry.handles_by_owner.find(owner_key);
 	return it == registry.handles_by_owner.end() ? 0 : it->second;
+}
+
+bool DiffFileSystem::HasWriter(const std::string &path) {
+	auto &registry = Registry();
+	std::lock_guard<std::mutex> guard(registry.lock);
+	auto it = registry.live.find(path);
+	return it != registry.live.end() && it->second.writers > 0;
 }
 
 void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) {

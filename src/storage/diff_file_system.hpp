@@ -77,6 +77,8 @@ public:
 	//! Open handles on the files of a branch or snapshot (FileAddress::OwnerKey()) in this process,
 	//! across every DuckDB instance: the real "is it closed" signal, since DETACH may leave files open.
 	static int64_t OpenHandleCount(const std::string &owner_key);
+	//! Whether this process has the file at `path` open for writing (a branch's database file: attached).
+	static bool HasWriter(const std::string &path);
 	//! Segments of the repository holding records that files open for writing in this process have
 	//! not published yet: cleanup must not touch them.
 	static std::set<uint64_t> UnpublishedSegments(const std::string &repository);

@@ -68,3 +68,75 @@ def run_python(code, timeout=120, env=None):
     if result.returncode != 0:
         raise AssertionError(f"subprocess failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
     return result.stdout
+
+
+SQLITE_FILES = ("metadata.sqlite", "pins.sqlite")
+
+
+def _sqlite_dump(path):
+    """Every row of every table, sorted: what a SQLite file holds, independent of its page layout. Left out: how
+    many reader pins pins.sqlite ever handed out (its sqlite_sequence), which every read moves."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY 1")
+                  if not (path.name == "pins.sqlite" and r[0] == "sqlite_sequence")]
+        return [(t, sorted(db.execute(f'SELECT * FROM "{t}"').fetchall(), key=repr)) for t in tables]
+    finally:
+        db.close()
+
+
+def tree_fingerprint(*roots):
+    """A hash of everything under `roots`: each file's path and bytes, each directory's path, and for the
+    repository's SQLite files their rows (their bytes change with reads too: WAL index, checkpoints)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for root in roots:
+        root = pathlib.Path(root)
+        if not root.exists():
+            digest.update(f"missing {root}\n".encode())
+            continue
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if path.name.endswith(("-wal", "-shm")) and path.name.split("-")[0] in SQLITE_FILES:
+                continue
+            if path.is_dir():
+                digest.update(f"dir {root}/{rel}\n".encode())
+            elif path.name in SQLITE_FILES:
+                digest.update(f"db {root}/{rel} {_sqlite_dump(path)!r}\n".encode())
+            else:
+                digest.update(f"file {root}/{rel} ".encode() + hashlib.sha256(path.read_bytes()).digest() + b"\n")
+    return digest.hexdigest()
+
+
+_HOLDER = """
+import sys
+from differential_testing import connect
+con = connect(sys.argv[1])
+for branch in sys.argv[2:]:
+    con.execute(f"ATTACH 'differential:{branch.split('@')[0]}' AS \\"{branch}\\" (BRANCH '{branch.split('@')[1]}')")
+print('ready', flush=True)
+sys.stdin.read()
+"""
+
+
+class held_branches:
+    """Another process holding `database@branch` attachments open for writing until the block ends."""
+
+    def __init__(self, repository, *branches):
+        self.args = [sys.executable, "-c", _HOLDER, str(repository), *branches]
+
+    def __enter__(self):
+        env = dict(os.environ, PYTHONPATH=str(pathlib.Path(__file__).resolve().parent))
+        self.process = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        line = self.process.stdout.readline().strip()
+        if line != "ready":
+            self.process.kill()
+            raise AssertionError(f"the holder did not start: {line!r}")
+        return self
+
+    def __exit__(self, *exc):
+        self.process.stdin.close()
+        self.process.wait(timeout=60)

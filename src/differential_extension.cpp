@@ -9,6 +9,7 @@
 #include "duckdb.hpp"
 #include "duckdb/main/config.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
+#include "functions/function_access.hpp"
 #include "functions/sql_functions.hpp"
 #include "replication/wal_shipper.hpp"
 #include "repository/repository.hpp"
@@ -76,6 +77,55 @@ static void CheckLeaseDuration(ClientContext &, SetScope, Value &parameter) {
 	}
 }
 
+static void CheckSqlFunctions(ClientContext &context, SetScope, Value &parameter) {
+	differential::CheckSqlFunctionsSetting(context, parameter);
+}
+
+//! Each function declares whether it writes a repository; differential_sql_functions = 'read_only' refuses those.
+static void RegisterFunctions(ExtensionLoader &loader) {
+	using differential::FunctionAccess;
+	using differential::Guarded;
+	auto reads = FunctionAccess::READS;
+	auto writes = FunctionAccess::WRITES;
+	loader.RegisterFunction(Guarded(differential::CreateSnapshotFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::CreateBranchFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::BranchesFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::DatabasesFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::FollowersFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::SnapshotsFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::VerifyFunctions(), reads));
+	loader.RegisterFunction(Guarded(differential::RestoreFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::CloneDatabaseFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::ExportSnapshotFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::EvictExportedFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::FetchEvictedFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::RecoverExportFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::RecoverBranchFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::ShippingFunction(), reads));
+	// WAL syncs of attached shipping branches reach their shipper through storage's sync observer.
+	differential::InstallWalShipping();
+	loader.RegisterFunction(Guarded(differential::ResolveConflictFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::DropBranchFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::DropDatabaseFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::ExpireSnapshotsFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::CleanupOldFilesFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::CleanupRemoteFilesFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::StorageInfoFunctions(), reads));
+	loader.RegisterFunction(Guarded(differential::IoCountersFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeAncestryFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeBranchFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::MergeSnapshotsFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::MergeBranchPreflightFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeRequestsFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeBranchPreviewFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeSnapshotsPreviewFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::DiffFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::AbortMergeFunction(), writes));
+	loader.RegisterFunction(Guarded(differential::MergeResolutionsFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeStatusFunction(), reads));
+	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
+}
+
 static void LoadInternal(ExtensionLoader &loader) {
 	auto &instance = loader.GetDatabaseInstance();
 	auto &config = DBConfig::GetConfig(instance);
@@ -118,43 +168,11 @@ static void LoadInternal(ExtensionLoader &loader) {
 	                          "which a standby takes over; leaders renew every third of it",
 	                          LogicalType::DOUBLE, Value::DOUBLE(30), CheckLeaseDuration, SetScope::GLOBAL);
 
-	loader.RegisterFunction(differential::CreateSnapshotFunction());
-	loader.RegisterFunction(differential::CreateBranchFunction());
-	loader.RegisterFunction(differential::BranchesFunction());
-	loader.RegisterFunction(differential::DatabasesFunction());
-	loader.RegisterFunction(differential::FollowersFunction());
-	loader.RegisterFunction(differential::SnapshotsFunction());
-	loader.RegisterFunction(differential::VerifyFunctions());
-	loader.RegisterFunction(differential::RestoreFunction());
-	loader.RegisterFunction(differential::CloneDatabaseFunction());
-	loader.RegisterFunction(differential::ExportSnapshotFunction());
-	loader.RegisterFunction(differential::EvictExportedFunction());
-	loader.RegisterFunction(differential::FetchEvictedFunction());
-	loader.RegisterFunction(differential::RecoverExportFunction());
-	loader.RegisterFunction(differential::RecoverBranchFunction());
-	loader.RegisterFunction(differential::ShippingFunction());
-	// WAL syncs of attached shipping branches reach their shipper through storage's sync observer.
-	differential::InstallWalShipping();
-	loader.RegisterFunction(differential::ResolveConflictFunction());
-	loader.RegisterFunction(differential::DropBranchFunction());
-	loader.RegisterFunction(differential::DropDatabaseFunction());
-	loader.RegisterFunction(differential::ExpireSnapshotsFunction());
-	loader.RegisterFunction(differential::CleanupOldFilesFunction());
-	loader.RegisterFunction(differential::CleanupRemoteFilesFunction());
-	loader.RegisterFunction(differential::StorageInfoFunctions());
-	loader.RegisterFunction(differential::IoCountersFunction());
-	loader.RegisterFunction(differential::MergeAncestryFunction());
-	loader.RegisterFunction(differential::MergeBranchFunction());
-	loader.RegisterFunction(differential::MergeSnapshotsFunction());
-	loader.RegisterFunction(differential::MergeBranchPreflightFunction());
-	loader.RegisterFunction(differential::MergeRequestsFunction());
-	loader.RegisterFunction(differential::MergeBranchPreviewFunction());
-	loader.RegisterFunction(differential::MergeSnapshotsPreviewFunction());
-	loader.RegisterFunction(differential::DiffFunction());
-	loader.RegisterFunction(differential::AbortMergeFunction());
-	loader.RegisterFunction(differential::MergeResolutionsFunction());
-	loader.RegisterFunction(differential::MergeStatusFunction());
-	differential::RegisterCatalogFunction("snapshots", differential::CatalogSnapshotsFunction());
+	config.AddExtensionOption("differential_sql_functions",
+	                          "'all' (default): every differential function; 'read_only': functions that write a "
+	                          "repository are refused and process-wide listings show only this instance's databases",
+	                          LogicalType::VARCHAR, Value("all"), CheckSqlFunctions, SetScope::GLOBAL);
+	RegisterFunctions(loader);
 }
 
 } // namespace duckdb

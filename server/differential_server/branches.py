@@ -13,6 +13,8 @@ from .state import State
 from .tokens import Caller
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,47}$")
+# Main is every database's own branch in the extension, never a review branch: a crash cleanup would drop it.
+RESERVED = {"main"}
 
 
 def _row(r: Any) -> dict[str, Any]:
@@ -36,6 +38,8 @@ def create(engine: Engine, state: State, caller: Caller, database: str, name: st
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise ServiceError("invalid_branch_name", "a branch name is lowercase: a letter, then letters, digits, _ or -,"
                                                   " at most 48 characters")
+    if name in RESERVED:
+        raise ServiceError("invalid_branch_name", f"{name!r} is the database's own branch; choose another name")
     if parent not in (None, "main"):
         raise ServiceError("branch_of_branch", "a branch forks from main only; a branch cannot itself be branched")
     default = settings.default_ttl_hours

@@ -76,6 +76,23 @@ def _table_conflict(kind: str, base: dict | None, main: dict | None, main_rows: 
     return None
 
 
+def _row_counts(cur: duckdb.DuckDBPyConnection, a_fork: str, a_head: str, before: dict, after: dict) -> tuple:
+    """Inserted, updated and deleted rows of a table between fork and head, for a table the merge preview leaves
+    out (main dropped or replaced it): the branch's change must still show, and conflict."""
+    f = f"{ident(a_fork)}.main.{ident(before['name'])}"
+    h = f"{ident(a_head)}.main.{ident(after['name'])}"
+    pk = after["pk"]
+    if not pk or before["pk"] != pk:
+        count = "SELECT count(*) FROM (SELECT * FROM {} EXCEPT ALL SELECT * FROM {})"
+        return (cur.execute(count.format(h, f)).fetchone()[0], 0, cur.execute(count.format(f, h)).fetchone()[0])
+    on = " AND ".join(f"__f.{ident(k)} = __h.{ident(k)}" for k in pk)
+    only = "SELECT count(*) FROM {} __a WHERE NOT EXISTS (SELECT 1 FROM {} __b WHERE {})"
+    inserted = cur.execute(only.format(h, f, on.replace("__f.", "__b.").replace("__h.", "__a."))).fetchone()[0]
+    deleted = cur.execute(only.format(f, h, on.replace("__f.", "__a.").replace("__h.", "__b."))).fetchone()[0]
+    updated = cur.execute(f"SELECT count(*) FROM {f} __f JOIN {h} __h ON {on} WHERE __f IS DISTINCT FROM __h").fetchone()[0]
+    return inserted, updated, deleted
+
+
 def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, main_head: int) -> dict[str, Any]:
     """Runs under main's shared gate; every input is a published snapshot, so the answer is reproducible."""
     with engine.snapshots(database, fork, head, main_head) as (cur, (a_fork, a_head, a_main)):
@@ -93,11 +110,21 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
             preview[(r[0], (r[2] or r[1]).lower())] = r
     except duckdb.Error as error:
         blocker = str(error)
+    # For a table main dropped or replaced, the preview may leave the branch's rows out or count none of them:
+    # those are counted here from the snapshots, so the branch's change shows and conflicts.
+    unseen = [n for n in set(base) & set(side) if _classify(base[n], side[n]) == "modified" and blocker is None
+              and not any(preview.get(("table", n), (0,) * 6)[3:6])
+              and _table_conflict("modified", base[n], main.get(n), 0)]
+    if unseen:
+        with engine.snapshots(database, fork, head) as (cur, (a_fork, a_head)):
+            counts_of.update({n: _row_counts(cur, a_fork, a_head, base[n], side[n]) for n in unseen})
     tables, conflicts, table_conflicts, views = [], [], [], []
     for name in sorted(set(base) | set(side)):
         kind = _classify(base.get(name), side.get(name))
         p = preview.get(("table", name))
         ins, upd, dele = (p[3], p[4], p[5]) if p else (0, 0, 0)
+        if name in unseen:
+            ins, upd, dele = counts_of[name]
         if kind == "created":
             ins, upd, dele = counts_of[name], 0, 0
         elif kind == "dropped":

@@ -123,9 +123,9 @@ class Engine:
             return True  # no snapshot yet, or unreadable: snapshot before the first fork
         return row is None or row[0] != "clean"
 
-    def _instance(self) -> duckdb.DuckDBPyConnection:
+    def _instance(self, **config: str) -> duckdb.DuckDBPyConnection:
         con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
-                                     "autoload_known_extensions": "false"})
+                                     "autoload_known_extensions": "false", **config})
         con.execute(f"LOAD {literal(str(self.settings.extension))}")
         return con
 
@@ -187,6 +187,18 @@ class Engine:
             head = row[0]
             self.main_dirty[database] = False
         return head
+
+    def snapshot_attachment(self, database: str, branch: str | None, author: str, message: str) -> int:
+        """Snapshots a branch (or main, while released) from a private instance: history is written by the server."""
+        con = self._instance()
+        try:
+            repo = f"REPOSITORY {literal(self.repository)}"
+            where = "" if branch is None else f", BRANCH {literal(branch)}"
+            con.execute(f"ATTACH {literal('differential:' + database)} AS {ident(database)} ({repo}{where})")
+            return con.execute("SELECT snapshot_id FROM differential_create_snapshot(?, author => ?, message => ?)",
+                               [database, author, message]).fetchone()[0]
+        finally:
+            con.close()
 
     @contextlib.contextmanager
     def snapshots(self, database: str, *snapshot_ids: int) -> Iterator[tuple[duckdb.DuckDBPyConnection, list[str]]]:

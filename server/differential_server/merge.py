@@ -156,6 +156,11 @@ def _execute(engine: Engine, database: str, name: str, plan: dict) -> tuple:
                                                  plan["branch_head"], plan["timeout_ms"]]).fetchone()
         except duckdb.Error as error:
             code = _code(error)
+            if code == "merge_target_dirty":
+                # Only the server writes main, and every write of its own is snapshotted; yet main's file can
+                # still differ from its head snapshot (a checkpoint rewrote it with identical rows). The next
+                # attempt snapshots main first instead of finding it dirty again until a restart.
+                engine.main_dirty[database] = True
             if code in MOVED:
                 raise _Moved() from None
             raise _refusal(code, error) from None
@@ -179,8 +184,9 @@ def _finish(engine: Engine, state: State, caller: Caller, proposal: Any, plan: d
     deletes = plan.get("key_deletes") or []
     with engine.gate(database).exclusive() if deletes else engine.gate(database).shared():
         cur = engine.cursor()
-        row = cur.execute("SELECT snapshot_id FROM differential_snapshots(?) WHERE snapshot_name = ?",
-                          [database, tag]).fetchone()
+        # Only main's own snapshot can be the tag: one of that name elsewhere is not the server's.
+        row = cur.execute("SELECT snapshot_id FROM differential_snapshots(?) WHERE snapshot_name = ?"
+                          " AND branch_name = 'main'", [database, tag]).fetchone()
         if row is None:
             # The tag holds the merge and the policy's --key decisions; the unnamed merge snapshot only the merge.
             _apply_key_deletes(cur, database, deletes)

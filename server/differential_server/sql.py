@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 from typing import Any, Iterator
 
@@ -20,25 +21,75 @@ def _size(con: duckdb.DuckDBPyConnection, alias: str) -> tuple:
         [alias]).fetchone() or ())
 
 
+# Statement kinds an agent's SQL may use: reads, writes of the attached databases, DDL and transactions. Everything
+# else (ATTACH, DETACH, COPY, EXPORT, INSTALL, LOAD, SET, PREPARE/EXECUTE, ...) is refused before DuckDB runs it.
+ALLOWED_KINDS = {"SELECT", "INSERT", "UPDATE", "DELETE", "MERGE_INTO", "CREATE", "ALTER", "DROP", "TRANSACTION",
+                 "CALL", "VACUUM", "MULTI", "EXPLAIN", "PRAGMA", "SET"}
+# PRAGMAs that only read: the others change settings or reach files (IMPORT DATABASE is a PRAGMA too).
+READ_PRAGMAS = {"table_info", "show", "show_tables", "show_tables_expanded", "show_databases", "database_list",
+                "database_size", "storage_info", "version", "platform", "functions", "collations", "user_agent",
+                "metadata_info"}
+_LEADING = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/)*", re.S)
+_NAME = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
+_USE = re.compile(rf"^USE\s+({_NAME})(?:\s*\.\s*{_NAME})?\s*;?\s*$", re.I)
+_PRAGMA = re.compile(r"^PRAGMA\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
+_EXPLAIN = re.compile(r"^EXPLAIN(?:\s+ANALY[SZ]E)?(?:\s*\([^)]*\))?\s+", re.I)
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace('""', '"') if name.startswith('"') else name
+
+
+def check_statements(sql: str, aliases: set[str]) -> None:
+    """Refuses a statement outside the allow-list, classified by DuckDB's own parser, never by guessing its kind."""
+    try:
+        statements = [(s.type.name, _LEADING.sub("", s.query)) for s in duckdb.extract_statements(sql)]
+    except duckdb.Error as error:
+        raise ServiceError("sql_error", "DuckDB cannot parse the statement", detail=str(error)) from None
+    except ValueError:  # a kind this client library does not even name (UPDATE EXTENSIONS): not on the list
+        raise ServiceError("statement_not_allowed", "this kind of statement is not available to SQL here") from None
+    for kind, text in statements:
+        _check_one(kind, text, aliases)
+
+
+def _check_one(kind: str, text: str, aliases: set[str]) -> None:
+    refusal = ServiceError("statement_not_allowed", f"{kind} statements are not available here: only reads, writes"
+                           " of the attached branch, DDL and transactions are", statement=kind)
+    if kind not in ALLOWED_KINDS:
+        raise refusal
+    if kind == "SET":
+        # USE is the only SET allowed, and only of what the session attached; settings are locked anyway.
+        match = _USE.match(text)
+        if not match or _unquote(match.group(1)).lower() not in aliases:
+            raise ServiceError("statement_not_allowed", "SET, RESET and USE of anything but the attached databases are"
+                               f" not available here (attached: {', '.join(sorted(aliases))})", statement=kind)
+    elif kind == "PRAGMA":
+        match = _PRAGMA.match(text)
+        if not match or match.group(1).lower() not in READ_PRAGMAS:
+            raise ServiceError("statement_not_allowed", "only PRAGMAs that read are available here: "
+                               + ", ".join(sorted(READ_PRAGMAS)), statement=kind)
+    elif kind == "EXPLAIN":
+        # EXPLAIN ANALYZE runs what it explains: the inner statement must pass on its own.
+        inner = _EXPLAIN.sub("", text, count=1)
+        if inner == text:
+            raise refusal
+        check_statements(inner, aliases)
+
+
 @contextlib.contextmanager
 def sandbox(engine: Engine, database: str, branch: str | None, writable: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-    """Attachments first, then external access off and the configuration locked, so SQL cannot undo them.
+    """Attachments first, then the extension's writers off, external access off and the configuration locked.
 
-    The repository is passed per attachment, never set globally: the extension's repository functions
-    (merge, drop, expire, create branch) then find no repository here and refuse.
+    The repository is passed per attachment, never set globally, and differential_sql_functions is 'read_only':
+    every extension function that writes a repository refuses, and process-wide listings show only what this
+    instance attached. DuckDB enforces the rest: no files, no extensions, no settings.
     """
-    con = engine._instance()
+    # Secrets stay in memory: the secret manager reads this before anything could change it.
+    con = engine._instance(allow_persistent_secrets="false")
     try:
-        repo = f"REPOSITORY {literal(engine.repository)}"
-        source = literal("differential:" + database)
-        if branch is None:
-            mode = "" if writable else ", READ_ONLY"
-            con.execute(f"ATTACH {source} AS {ident(database)} ({repo}{mode})")
-        else:
-            mode = "" if writable else ", READ_ONLY"
-            con.execute(f"ATTACH {source} AS {ident(database)} ({repo}, BRANCH {literal(branch)}{mode})")
-            con.execute(f"ATTACH {source} AS {ident(database + '_main')} ({repo}, READ_ONLY)")
+        _attach(con, engine.repository, database, branch, writable)
         con.execute(f"USE {ident(database)}")
+        con.execute("SET differential_sql_functions = 'read_only'")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
         yield con
@@ -46,10 +97,29 @@ def sandbox(engine: Engine, database: str, branch: str | None, writable: bool) -
         con.close()
 
 
+def _attach(con: duckdb.DuckDBPyConnection, repository: str, database: str, branch: str | None,
+            writable: bool) -> None:
+    repo = f"REPOSITORY {literal(repository)}"
+    source = literal("differential:" + database)
+    mode = "" if writable else ", READ_ONLY"
+    if branch is None:
+        con.execute(f"ATTACH {source} AS {ident(database)} ({repo}{mode})")
+    else:
+        con.execute(f"ATTACH {source} AS {ident(database)} ({repo}, BRANCH {literal(branch)}{mode})")
+        con.execute(f"ATTACH {source} AS {ident(database + '_main')} ({repo}, READ_ONLY)")
+
+
+def aliases(database: str, branch: str | None) -> set[str]:
+    return {database.lower()} if branch is None else {database.lower(), (database + "_main").lower()}
+
+
 def _refusal(error: duckdb.Error, on_main_read_only: bool) -> ServiceError:
     text = str(error)
     if isinstance(error, duckdb.InterruptException):
         return ServiceError("sql_timeout", "the statement was interrupted after sqlTimeoutSec")
+    if "[differential:function_not_allowed]" in text:
+        return ServiceError("function_not_allowed", "differential functions that write a repository are the server's:"
+                            " snapshots, branches and merges go through its API", detail=text)
     if "read-only mode" in text or "read_only" in text:
         if on_main_read_only:
             return ServiceError("write_requires_branch",
@@ -66,6 +136,7 @@ def _refusal(error: duckdb.Error, on_main_read_only: bool) -> ServiceError:
 def run_sql(engine: Engine, caller: Caller, database: str, branch: str | None, sql: str,
             timeout_sec: float) -> dict[str, Any]:
     """Runs sql on the branch (or main) and reports rows; a write on a branch is snapshotted as the caller."""
+    check_statements(sql, aliases(database, branch))
     if branch is not None:
         lock = engine.branch_lock(database, branch)
         if not lock.acquire(timeout=timeout_sec):
@@ -100,16 +171,15 @@ def _execute(engine: Engine, caller: Caller, database: str, branch: str | None, 
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
         changed = writable and _size(con, database) != before
-        snapshot = None
-        if changed:
-            # Every write is a snapshot at once, authored by the writer: a branch's head then is its state, and
-            # main never needs a snapshot taken on someone else's behalf (a refusal must change nothing).
-            where = f"branch {branch}" if branch else "main"
-            snapshot = con.execute(
-                "SELECT snapshot_id FROM differential_create_snapshot(?, author => ?, message => ?)",
-                [database, caller.name, f"write on {where} by {caller.name}"]).fetchone()[0]
-            if branch is None:
-                engine.main_dirty[database] = False
+    snapshot = None
+    if changed:
+        # Every write is a snapshot at once, authored by the writer: a branch's head then is its state, and main
+        # never needs a snapshot taken on someone else's behalf. The sandbox cannot write history, so the server
+        # takes it from an instance of its own once the agent's session is closed.
+        where = f"branch {branch}" if branch else "main"
+        snapshot = engine.snapshot_attachment(database, branch, caller.name, f"write on {where} by {caller.name}")
+        if branch is None:
+            engine.main_dirty[database] = False
     return {"columns": columns, "rows": [[jsonable(v) for v in r] for r in rows[:MAX_ROWS]],
             "truncated": len(rows) > MAX_ROWS, "changed": changed, "snapshot_id": snapshot}
 

@@ -111,9 +111,24 @@ def mint_child(state: State, caller: Caller, name: str, *, branch_only: bool, dr
                 parent_id=caller.token_id, now=now)
 
 
+def administers(caller: Caller, principal_id: int, databases: str | None) -> bool:
+    """Whether the caller may see and revoke a token: its own principal's, or as an admin one within its scope.
+
+    Scope bounds token administration as it bounds databases: an admin scoped to some databases administers only
+    tokens scoped to databases among them (an unscoped token reaches every database, so it is outside that scope).
+    """
+    if principal_id == caller.principal_id:
+        return True
+    if not caller.is_admin:
+        return False
+    if caller.databases is None:
+        return True
+    return databases is not None and set(json.loads(databases)) <= set(caller.databases)
+
+
 def revoke(state: State, caller: Caller, token_id: str) -> None:
-    row = state.one("SELECT principal_id, revoked_at FROM tokens WHERE id = ?", (token_id,))
-    if row is None or (row["principal_id"] != caller.principal_id and not caller.is_admin):
+    row = state.one("SELECT principal_id, databases, revoked_at FROM tokens WHERE id = ?", (token_id,))
+    if row is None or not administers(caller, row["principal_id"], row["databases"]):
         raise ServiceError("token_not_found", "no such token of yours")
     with state.write() as con:
         # Children die with their parent: a leaked parent must not leave working descendants.
@@ -124,10 +139,11 @@ def revoke(state: State, caller: Caller, token_id: str) -> None:
 
 
 def list_tokens(state: State, caller: Caller) -> list[dict]:
-    where, params = ("", ()) if caller.is_admin else (" WHERE t.principal_id = ?", (caller.principal_id,))
     rows = state.read(
-        "SELECT t.id, t.name, p.name AS principal, t.branch_only, t.drop_admin, t.databases, t.expires_at,"
-        " t.revoked_at, t.parent_id, t.created_at FROM tokens t JOIN principals p ON p.id = t.principal_id"
-        + where + " ORDER BY t.created_at", params)
-    return [{**dict(r), "branch_only": bool(r["branch_only"]), "drop_admin": bool(r["drop_admin"]),
+        "SELECT t.id, t.name, t.principal_id, p.name AS principal, t.branch_only, t.drop_admin, t.databases,"
+        " t.expires_at, t.revoked_at, t.parent_id, t.created_at FROM tokens t JOIN principals p ON p.id = t.principal_id"
+        " ORDER BY t.created_at")
+    rows = [r for r in rows if administers(caller, r["principal_id"], r["databases"])]
+    return [{**{k: v for k, v in dict(r).items() if k != "principal_id"}, "branch_only": bool(r["branch_only"]),
+             "drop_admin": bool(r["drop_admin"]),
              "databases": None if r["databases"] is None else json.loads(r["databases"])} for r in rows]

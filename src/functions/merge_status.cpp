@@ -1,5 +1,6 @@
 // differential_merge_status(): the merges this process runs right now, one row per merge and table,
 // with the phase, the progress and the table's counters so far.
+#include "functions/function_access.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "merge/merge_progress.hpp"
@@ -24,9 +25,13 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	     {"theirs_changes", LogicalType::BIGINT},
 	     {"conflicts", LogicalType::BIGINT},
 	     {"resolved_conflicts", LogicalType::BIGINT}},
-	    [](ClientContext &) {
+	    [](ClientContext &context) {
 		    Rows rows;
 		    for (auto &merge : RunningMerges()) {
+			    // The process may host other instances (a server's sessions): a 'read_only' session sees its own.
+			    if (!MayListDatabase(context, merge.database)) {
+				    continue;
+			    }
 			    vector<Value> head {OptionalText(!merge.operation_id.empty(), merge.operation_id),
 			                        OptionalText(!merge.request_id.empty(), merge.request_id),
 			                        Value(merge.database),

@@ -1,5 +1,6 @@
 // differential_shipping(): the branches this process ships, with their chain position and the requests
 // shipping made (an idle branch's count stays still).
+#include "functions/function_access.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "replication/wal_shipper.hpp"
@@ -8,9 +9,12 @@ namespace differential {
 
 using namespace duckdb;
 
-static Rows ListShipping() {
+static Rows ListShipping(ClientContext &context) {
 	Rows rows;
 	for (auto &status : ShipperStatuses()) {
+		if (!MayListDatabase(context, status.database)) {
+			continue;
+		}
 		rows.push_back({Value(status.database), Value(status.branch), Value(status.mode),
 		                Value::BIGINT(status.interval_s), Value::BIGINT(int64_t(status.state.chain)),
 		                Value::BIGINT(int64_t(status.state.seq)), Value::BIGINT(int64_t(status.counters.epochs)),
@@ -36,7 +40,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &, 
 	     {"pending", LogicalType::BIGINT},
 	     {"fenced", LogicalType::BOOLEAN},
 	     {"lease", LogicalType::VARCHAR}},
-	    [](ClientContext &) { return ListShipping(); }, types, names);
+	    [](ClientContext &context) { return ListShipping(context); }, types, names);
 }
 
 TableFunction ShippingFunction() {

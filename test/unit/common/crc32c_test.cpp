@@ -1,5 +1,6 @@
 // CRC32C against published test vectors and the bitwise definition, once per implementation this CPU runs, and
-// the CPU's instruction against the tables on many random buffers (so x86 hosts check the aarch64 fallback too).
+// the CPU's instruction against the tables on many random buffers (so a CPU that has the instruction still checks
+// the fallback other CPUs run).
 #include "common/crc32c.hpp"
 #include "common/hash.hpp"
 

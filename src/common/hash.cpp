@@ -1,9 +1,8 @@
-// SHA-256 through OpenSSL (SHA-NI where the CPU has it) and CRC32C through SSE4.2.
+// SHA-256 through OpenSSL (SHA-NI where the CPU has it) and the hex and blob forms of hashes; CRC32C is in crc32c.cpp.
 #include "common/hash.hpp"
 
 #include "common/errors.hpp"
 
-#include <nmmintrin.h>
 #include <openssl/evp.h>
 
 #include <cstring>
@@ -19,74 +18,6 @@ Hash256 Sha256(const void *data, size_t size) {
 		     "process loads, then retry.");
 	}
 	return out;
-}
-
-namespace {
-
-//! Bytes per lane: long buffers (DuckDB's blocks) are checked as three interleaved lanes, because one
-//! crc32 instruction waits three cycles for the previous one's result and three independent chains fill
-//! that wait.
-constexpr size_t CRC_LANE = 4096;
-
-//! The CRC register after CRC_LANE zero bytes, as a linear map applied a byte of the register at a time:
-//! it moves a lane's register past the lanes after it, so three lanes combine into the one-lane result.
-class LaneShift {
-public:
-	LaneShift() {
-		for (uint32_t k = 0; k < 4; k++) {
-			for (uint32_t v = 0; v < 256; v++) {
-				uint64_t reg = uint64_t(v) << (8 * k);
-				for (size_t i = 0; i < CRC_LANE; i += 8) {
-					reg = _mm_crc32_u64(reg, 0);
-				}
-				table[k][v] = static_cast<uint32_t>(reg);
-			}
-		}
-	}
-	uint64_t operator()(uint64_t reg) const {
-		return table[0][reg & 0xFF] ^ table[1][(reg >> 8) & 0xFF] ^ table[2][(reg >> 16) & 0xFF] ^ table[3][reg >> 24];
-	}
-
-private:
-	uint32_t table[4][256];
-};
-
-uint64_t Load64(const uint8_t *p) {
-	uint64_t word;
-	std::memcpy(&word, p, 8);
-	return word;
-}
-
-} // namespace
-
-uint32_t Crc32c(const void *data, size_t size, uint32_t seed) {
-	auto p = static_cast<const uint8_t *>(data);
-	uint64_t crc = ~seed & 0xFFFFFFFFu;
-	if (size >= 3 * CRC_LANE) {
-		static const LaneShift shift;
-		do {
-			uint64_t c1 = 0, c2 = 0;
-			for (size_t i = 0; i < CRC_LANE; i += 8) {
-				crc = _mm_crc32_u64(crc, Load64(p + i));
-				c1 = _mm_crc32_u64(c1, Load64(p + CRC_LANE + i));
-				c2 = _mm_crc32_u64(c2, Load64(p + 2 * CRC_LANE + i));
-			}
-			// reg(s, A B C) = shift(shift(reg(s, A)) ^ reg(0, B)) ^ reg(0, C): CRC registers are linear.
-			crc = shift(shift(crc) ^ c1) ^ c2;
-			p += 3 * CRC_LANE;
-			size -= 3 * CRC_LANE;
-		} while (size >= 3 * CRC_LANE);
-	}
-	while (size >= 8) {
-		crc = _mm_crc32_u64(crc, Load64(p));
-		p += 8;
-		size -= 8;
-	}
-	auto crc32 = static_cast<uint32_t>(crc);
-	while (size--) {
-		crc32 = _mm_crc32_u8(crc32, *p++);
-	}
-	return ~crc32;
 }
 
 std::string HashToHex(const Hash256 &hash) {

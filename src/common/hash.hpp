@@ -12,7 +12,8 @@ namespace differential {
 using Hash256 = std::array<uint8_t, 32>;
 
 Hash256 Sha256(const void *data, size_t size);
-//! CRC32C (Castagnoli) with the SSE4.2 instruction; `seed` chains calls over split buffers.
+//! CRC32C (Castagnoli), with the CPU's instruction where it has one (common/crc32c.hpp); `seed` chains calls
+//! over split buffers.
 uint32_t Crc32c(const void *data, size_t size, uint32_t seed = 0);
 
 std::string HashToHex(const Hash256 &hash);

@@ -24,6 +24,7 @@ set(DIFFERENTIAL_TEST_SERVERS VERSITYGW_BIN="${VERSITYGW_BIN}" SEAWEEDFS_BIN="${
                               TOXIPROXY_DIR="${TOXIPROXY_DIR}")
 
 set(DIFFERENTIAL_REMOTE_SOURCES
+    ${DIFFERENTIAL_SRC}/common/crc32c.cpp
     ${DIFFERENTIAL_SRC}/common/hash.cpp
     ${DIFFERENTIAL_SRC}/storage/object_store.cpp
     ${DIFFERENTIAL_SRC}/remote/object_key.cpp
@@ -70,7 +71,7 @@ target_compile_definitions(differential_remote_tests PRIVATE ${DIFFERENTIAL_TEST
 if(DIFFERENTIAL_TEST_SEAWEEDFS)
   target_compile_definitions(differential_remote_tests PRIVATE DIFFERENTIAL_TEST_SEAWEEDFS)
 endif()
-target_compile_options(differential_remote_tests PRIVATE -Wall -Wextra -Werror -msse4.2)
+target_compile_options(differential_remote_tests PRIVATE -Wall -Wextra -Werror)
 target_link_libraries(differential_remote_tests PRIVATE GTest::gtest_main differential_aws_crt)
 # A missing server binary fails the tests (they say how to install it); it never skips them.
 gtest_discover_tests(differential_remote_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
@@ -79,7 +80,7 @@ gtest_discover_tests(differential_remote_tests DISCOVERY_TIMEOUT 60 PROPERTIES T
 # symbol (the extension is loaded into Python processes that may carry their own).
 add_library(differential_remote_probe SHARED ${DIFFERENTIAL_REMOTE_SOURCES})
 target_include_directories(differential_remote_probe PRIVATE ${DIFFERENTIAL_SRC})
-target_compile_options(differential_remote_probe PRIVATE -Wall -Wextra -Werror -msse4.2)
+target_compile_options(differential_remote_probe PRIVATE -Wall -Wextra -Werror)
 set_target_properties(differential_remote_probe PROPERTIES CXX_VISIBILITY_PRESET hidden)
 target_link_libraries(differential_remote_probe PRIVATE differential_aws_crt)
 add_test(NAME RemoteSharedObject.ExportsNoCrtSymbols
@@ -92,5 +93,5 @@ add_executable(differential_remote_bench ${DIFFERENTIAL_REMOTE_SOURCES} ${CMAKE_
                                          ${CMAKE_CURRENT_LIST_DIR}/object_store_bench.cpp)
 target_include_directories(differential_remote_bench PRIVATE ${DIFFERENTIAL_SRC} ${CMAKE_CURRENT_LIST_DIR}/..)
 target_compile_definitions(differential_remote_bench PRIVATE ${DIFFERENTIAL_TEST_SERVERS})
-target_compile_options(differential_remote_bench PRIVATE -Wall -Wextra -Werror -msse4.2)
+target_compile_options(differential_remote_bench PRIVATE -Wall -Wextra -Werror)
 target_link_libraries(differential_remote_bench PRIVATE GTest::gtest differential_aws_crt)

@@ -1,5 +1,5 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: demo serve test build unit bench format format-check check clean
+.PHONY: demo serve test test-asan build unit bench format format-check check clean
 
 demo:
 	bash scripts/demo.sh
@@ -9,6 +9,9 @@ serve:
 
 test:
 	bash scripts/test.sh
+
+test-asan:
+	bash scripts/test_asan.sh
 
 build:
 	bash scripts/build.sh differential_loadable_extension differential_shell

@@ -25,6 +25,8 @@ configure_args=(
   -DEXTENSION_STATIC_BUILD=1 -DBUILD_SHELL=0 -DBUILD_UNITTESTS=0
   -DENABLE_SANITIZER=0 -DENABLE_UBSAN=0
 )
+# The sanitized flavour (scripts/common.sh) instruments our sources only: DuckDB's own stay as built (ccache hits).
+if [ "$FLAVOR" = asan ]; then configure_args+=(-DDIFFERENTIAL_SANITIZE=ON); fi
 # Reconfigure when the tree was configured with other arguments: another checkout (CI clones elsewhere, and the
 # extension config's path is among them) or an older version of this script. Ninja then rebuilds only what changed.
 configured="$DUCKDB_BUILD/differential-configure-args"
@@ -42,6 +44,8 @@ for t in "${targets[@]}"; do
       mkdir -p "$(dirname "$EXTENSION_OUT")"
       cp "$DUCKDB_BUILD/extension/differential/differential.duckdb_extension" "$EXTENSION_OUT"
       log "built $EXTENSION_OUT"
+      # The repository serves release builds only: a sanitized build loads only into a process that preloads ASan.
+      [ "$FLAVOR" = release ] || continue
       # The repository path comes from the file's own footer (DuckDB version, platform), never from this script.
       log "published $("$VENV/bin/python" "$REPO_ROOT/scripts/extension_repository.py" publish "$EXTENSION_OUT" \
         "$REPOSITORY_OUT")"

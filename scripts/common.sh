@@ -6,11 +6,20 @@ CACHE_ROOT="${DIFFERENTIAL_CACHE:-$HOME/.cache/differential}"
 DUCKDB_SRC="$CACHE_ROOT/duckdb-$DUCKDB_VERSION"            # the unpacked PyPI sdist
 # DuckDB's build tree, reused across checkouts; DIFFERENTIAL_BUILD_DIR gives a second checkout its own
 # (ccache, shared through CACHE_ROOT, makes that second tree cheap).
-DUCKDB_BUILD="${DIFFERENTIAL_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-release}"
+# DIFFERENTIAL_SANITIZE=1 (set by scripts/test_asan.sh) selects the ASan + UBSan flavour instead: a tree of its own,
+# configured with -DDIFFERENTIAL_SANITIZE=ON so that neither tree is ever reconfigured back and forth
+# (DIFFERENTIAL_ASAN_BUILD_DIR moves it), and outputs under build/asan/ instead of build/release/.
+if [ "${DIFFERENTIAL_SANITIZE:-0}" = 1 ]; then
+  FLAVOR=asan
+  DUCKDB_BUILD="${DIFFERENTIAL_ASAN_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-asan}"
+else
+  FLAVOR=release
+  DUCKDB_BUILD="${DIFFERENTIAL_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-release}"
+fi
 VENV="$REPO_ROOT/.venv"
-EXTENSION_OUT="$REPO_ROOT/build/release/differential.duckdb_extension"
+EXTENSION_OUT="$REPO_ROOT/build/$FLAVOR/differential.duckdb_extension"
 REPOSITORY_OUT="$REPO_ROOT/build/repository"                 # a DuckDB extension repository: INSTALL ... FROM it
-SHELL_OUT="$REPO_ROOT/build/release/duckdb"                  # the CLI, built against the same DuckDB library
+SHELL_OUT="$REPO_ROOT/build/$FLAVOR/duckdb"                  # the CLI, built against the same DuckDB library
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"
 export CCACHE_BASEDIR="$CACHE_ROOT"
 log() { printf '\033[1m[differential]\033[0m %s\n' "$*" >&2; }

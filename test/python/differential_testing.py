@@ -9,7 +9,21 @@ import duckdb
 import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+# DIFFERENTIAL_EXTENSION points the tests at another build of the extension: `make test-asan` sets it to
+# build/asan/differential.duckdb_extension (scripts/test_asan.sh). Child processes inherit it (see child_env).
+EXTENSION = pathlib.Path(
+    os.environ.get("DIFFERENTIAL_EXTENSION") or REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+).resolve()
+# What a child process needs to load the same build the same way: the extension's path and, under
+# `make test-asan`, the preloaded sanitizer runtimes and their options.
+INHERITED_ENVIRONMENT = ("DIFFERENTIAL_EXTENSION", "LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")
+
+
+def child_env(**values):
+    """A minimal environment for a child process that loads the extension: values plus INHERITED_ENVIRONMENT."""
+    env = {name: os.environ[name] for name in INHERITED_ENVIRONMENT if name in os.environ}
+    env.update(values)
+    return env
 
 
 def connect(repository=None):

@@ -117,7 +117,7 @@ def test_pins_of_killed_processes_are_released(con, repository):
     import subprocess
     import sys
 
-    from differential_testing import REPO_ROOT
+    from differential_testing import REPO_ROOT, child_env
 
     con.execute("ATTACH 'differential:dead' AS dead")
     con.execute("CREATE TABLE dead.t AS SELECT hash(range) AS x FROM range(1000000)")
@@ -134,7 +134,7 @@ def test_pins_of_killed_processes_are_released(con, repository):
          "con.execute(\"ATTACH 'differential:dead' AS old (SNAPSHOT 1)\")\n"
          "print(con.execute('SELECT count(DISTINCT x) FROM old.t').fetchone()[0], flush=True)\n"
          "time.sleep(600)\n"],
-        stdout=subprocess.PIPE, text=True, env={"PYTHONPATH": str(REPO_ROOT / "test" / "python"), "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE, text=True, env=child_env(PYTHONPATH=str(REPO_ROOT / "test" / "python"), PATH="/usr/bin:/bin"),
     )
     assert int(reader.stdout.readline()) == 1000000
     con.execute("CALL differential_expire_snapshots('dead', versions => [1])")
@@ -173,7 +173,7 @@ def test_refused_restore_records_nothing(con, repository):
     import subprocess
     import sys
 
-    from differential_testing import REPO_ROOT
+    from differential_testing import REPO_ROOT, child_env
 
     con.execute("ATTACH 'differential:held' AS held")
     con.execute("CREATE TABLE held.t AS SELECT range AS x FROM range(1000)")
@@ -191,7 +191,7 @@ def test_refused_restore_records_nothing(con, repository):
          "print('holding', flush=True)\n"
          "sys.stdin.readline()\n"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={"PYTHONPATH": str(REPO_ROOT / "test" / "python"), "PATH": "/usr/bin:/bin"},
+        env=child_env(PYTHONPATH=str(REPO_ROOT / "test" / "python"), PATH="/usr/bin:/bin"),
     )
     assert holder.stdout.readline().strip() == "holding"
     before = repository_state(con)

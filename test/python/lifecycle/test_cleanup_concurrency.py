@@ -3,7 +3,7 @@ import subprocess
 import sys
 import threading
 
-from differential_testing import REPO_ROOT, connect, scalar
+from differential_testing import REPO_ROOT, child_env, connect, scalar
 
 WRITER = r"""
 import sys
@@ -24,7 +24,7 @@ def test_writer_and_maintenance_run_side_by_side(repository):
     env_path = str(REPO_ROOT / "test" / "python")
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(repository), "150"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PYTHONPATH": env_path, "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(PYTHONPATH=env_path, PATH="/usr/bin:/bin"),
     )
     acked = {}
     reader = threading.Thread(target=lambda: [acked.__setitem__(*map(int, line.split())) for line in writer.stdout])

@@ -31,7 +31,7 @@ def test_read_only_attachment_pairs_the_database_with_its_published_wal(reposito
     import subprocess
     import sys
 
-    from differential_testing import REPO_ROOT, connect
+    from differential_testing import REPO_ROOT, child_env, connect
 
     writer = subprocess.Popen(
         [sys.executable, "-u", "-c",
@@ -49,7 +49,7 @@ def test_read_only_attachment_pairs_the_database_with_its_published_wal(reposito
          "print('moved', flush=True)\n"
          "sys.stdin.readline()\n"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={"PYTHONPATH": str(REPO_ROOT / "test" / "python"), "PATH": "/usr/bin:/bin"},
+        env=child_env(PYTHONPATH=str(REPO_ROOT / "test" / "python"), PATH="/usr/bin:/bin"),
     )
     assert writer.stdout.readline().strip() == "ready"
     reader = connect(repository)

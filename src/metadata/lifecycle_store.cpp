@@ -95,31 +95,30 @@ void LifecycleStore::DropBranch(const std::string &database, const std::string &
 	txn.Commit();
 }
 
+//! Deletes from each table the rows `where` (with one `?`, bound to the database's id) selects.
+static void DeleteWhere(MetadataSession &session, std::initializer_list<const char *> tables, const std::string &where,
+                        int64_t database_id) {
+	for (auto table : tables) {
+		session.db.Prepare(std::string("DELETE FROM ") + table + " WHERE " + where).Bind(1, database_id).Run();
+	}
+}
+
 void LifecycleStore::DropDatabase(const std::string &database) {
 	auto txn = core.Write();
 	auto database_id = RequireDatabaseId(txn, database);
-	for (auto table : {"file_extents", "branch_files"}) {
-		txn.db
-		    .Prepare(std::string("DELETE FROM ") + table +
-		             " WHERE branch_id IN (SELECT branch_id FROM branches WHERE database_id = ?)")
-		    .Bind(1, database_id)
-		    .Run();
-	}
+	DeleteWhere(txn, {"file_extents", "branch_files"},
+	            "branch_id IN (SELECT branch_id FROM branches WHERE database_id = ?)", database_id);
 	// Rows keyed by the database's uuid or name: its shipping and the heads it saw in its store.
-	for (auto table : {"wal_ship_state", "wal_shipping"}) {
-		txn.db
-		    .Prepare(std::string("DELETE FROM ") + table +
-		             " WHERE database_uuid = (SELECT database_uuid FROM databases WHERE database_id = ?)")
-		    .Bind(1, database_id)
-		    .Run();
-	}
-	txn.db.Prepare("DELETE FROM remote_heads WHERE database_name = ?").Bind(1, database).Run();
+	DeleteWhere(txn, {"wal_ship_state", "wal_shipping"},
+	            "database_uuid = (SELECT database_uuid FROM databases WHERE database_id = ?)", database_id);
+	DeleteWhere(txn, {"remote_heads"}, "database_name = (SELECT database_name FROM databases WHERE database_id = ?)",
+	            database_id);
 	// Everything keyed by database_id, the database's own row last. Its id is never given out again.
-	for (auto table : {"branches", "snapshots", "snapshot_parents", "expired_snapshots", "merge_requests",
-	                   "merge_resolutions", "merge_publications", "snapshot_exports", "shared_writers",
-	                   "shared_branches", "kept_snapshots", "store_snapshot_ids", "databases"}) {
-		txn.db.Prepare(std::string("DELETE FROM ") + table + " WHERE database_id = ?").Bind(1, database_id).Run();
-	}
+	DeleteWhere(txn,
+	            {"branches", "snapshots", "snapshot_parents", "expired_snapshots", "merge_requests",
+	             "merge_resolutions", "merge_publications", "snapshot_exports", "shared_writers", "shared_branches",
+	             "kept_snapshots", "store_snapshot_ids", "databases"},
+	            "database_id = ?", database_id);
 	txn.Commit();
 }
 

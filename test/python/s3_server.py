@@ -23,6 +23,12 @@ def free_port():
         return s.getsockname()[1]
 
 
+def tool_env():
+    """The environment for a tool of ours that is not Python: without the sanitizer runtimes `make test-asan`
+    preloads into the Python processes (they are for the extension, and hang some other programs)."""
+    return {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+
+
 class VersityGW:
     """One versitygw process with a posix backend in a temp directory; stop() waits for it to exit."""
 
@@ -64,7 +70,8 @@ class VersityGW:
         result = subprocess.run(
             ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", "aws:amz:us-east-1:s3",
              "--user", f"{self.key_id}:{self.secret}", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
-             "-X", "PUT", f"http://{self.endpoint}/{name}"], capture_output=True, text=True, timeout=30)
+             "-X", "PUT", f"http://{self.endpoint}/{name}"], capture_output=True, text=True, timeout=30,
+            env=tool_env())
         assert result.stdout == "200", f"creating bucket {name}: HTTP {result.stdout} {result.stderr}"
         return name
 

@@ -5,7 +5,7 @@ import socket
 import subprocess
 import time
 
-from s3_server import CACHE, free_port
+from s3_server import CACHE, free_port, tool_env
 
 TOXIPROXY = CACHE / "bin-toxiproxy-v2.5.0"
 
@@ -18,7 +18,7 @@ class Toxiproxy:
             raise RuntimeError(f"{TOXIPROXY} is missing: run scripts/setup.sh (it installs Toxiproxy)")
         self.api = free_port()
         self.process = subprocess.Popen([str(TOXIPROXY / "server"), "-host", "127.0.0.1", "-port", str(self.api)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=tool_env())
         deadline = time.monotonic() + 15
         while True:
             try:
@@ -39,7 +39,7 @@ class Toxiproxy:
 
     def cli(self, *args):
         subprocess.run([str(TOXIPROXY / "cli"), "--host", f"http://127.0.0.1:{self.api}", *args], check=True,
-                       stdout=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, env=tool_env())
 
     def add(self, name, kind, stream="downstream", **attributes):
         """Adds a toxic to every connection, the open ones included (`stream`: downstream is the server's

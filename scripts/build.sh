@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds build/release/differential.duckdb_extension against the pinned DuckDB sdist, publishes it into the
-# extension repository build/repository, and builds the CLI at build/release/duckdb (see shell/shell.cpp).
+# extension repository build/repository, and builds the CLI at build/release/duckdb (see shell/shell.cpp);
+# the target differential_testing_loadable_extension builds the tests' extension, build/testing/ (scripts/common.sh).
 # DuckDB's build tree lives in the cache, so a change to our code alone never recompiles DuckDB.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # The sdist and this checkout's venv (which reads the sdist's commit and publishes the repository) come from setup.
@@ -36,6 +37,8 @@ if [ ! -f "$DUCKDB_BUILD/build.ninja" ] || [ "$(cat "$configured" 2>/dev/null)" 
   cmake "${configure_args[@]}" >"$DUCKDB_BUILD/configure.log" 2>&1 || { tail -n 30 "$DUCKDB_BUILD/configure.log"; exit 1; }
   printf '%s' "${configure_args[*]}" >"$configured"
 fi
+# Regenerate first when a CMakeLists changed: ninja checks the targets asked for against the old build.ninja.
+ninja -C "$DUCKDB_BUILD" build.ninja >/dev/null
 log "building ${targets[*]} (the first build compiles DuckDB: about 30-40 minutes on 2 cores)"
 cmake --build "$DUCKDB_BUILD" --target "${targets[@]}" -- -j"$(nproc)"
 for t in "${targets[@]}"; do
@@ -49,6 +52,12 @@ for t in "${targets[@]}"; do
       # The repository path comes from the file's own footer (DuckDB version, platform), never from this script.
       log "published $("$VENV/bin/python" "$REPO_ROOT/scripts/extension_repository.py" publish "$EXTENSION_OUT" \
         "$REPOSITORY_OUT")"
+      ;;
+    differential_testing_loadable_extension)
+      # DuckDB derives the init symbol from the file name, so the testing build keeps the name in a folder of its own.
+      mkdir -p "$(dirname "$TESTING_EXTENSION_OUT")"
+      cp "$DUCKDB_BUILD/extension/differential/differential_testing.duckdb_extension" "$TESTING_EXTENSION_OUT"
+      log "built $TESTING_EXTENSION_OUT (the testing build: test switches compiled in)"
       ;;
     differential_shell)
       mkdir -p "$(dirname "$SHELL_OUT")"

@@ -18,6 +18,10 @@ else
 fi
 VENV="$REPO_ROOT/.venv"
 EXTENSION_OUT="$REPO_ROOT/build/$FLAVOR/differential.duckdb_extension"
+# The testing build (test switches compiled in: crash, pause and fault points, mutations) that the tests load; the
+# sanitized flavour is always a testing build, so its one extension is build/asan/'s.
+if [ "$FLAVOR" = asan ]; then TESTING_EXTENSION_OUT="$EXTENSION_OUT"
+else TESTING_EXTENSION_OUT="$REPO_ROOT/build/testing/differential.duckdb_extension"; fi
 REPOSITORY_OUT="$REPO_ROOT/build/repository"                 # a DuckDB extension repository: INSTALL ... FROM it
 SHELL_OUT="$REPO_ROOT/build/$FLAVOR/duckdb"                  # the CLI, built against the same DuckDB library
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"

@@ -8,7 +8,10 @@ bash "$REPO_ROOT/scripts/setup.sh"
 log "model-checking the replication protocol (model/replication.pml)"
 bash "$REPO_ROOT/scripts/model_check.sh"
 
-bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension differential_shell
+# The release extension and CLI (installed from build/repository by the install tests), and the testing extension
+# every other test loads (build/testing/: the release build has no test switches).
+bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension differential_testing_loadable_extension \
+  differential_shell
 
 # Per checkout: CMake ties a build tree to one source directory (CI clones elsewhere).
 UNIT_BUILD="$REPO_ROOT/build/unit"

@@ -6,7 +6,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
 
 # The extension in its own DuckDB tree (scripts/common.sh): build/asan/differential.duckdb_extension.
-DIFFERENTIAL_SANITIZE=1 bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension
+# It is a testing build (test switches compiled in), as every extension the tests load is.
+DIFFERENTIAL_SANITIZE=1 bash "$REPO_ROOT/scripts/build.sh" differential_testing_loadable_extension
 ASAN_EXTENSION="$REPO_ROOT/build/asan/differential.duckdb_extension"
 
 # Every report is also written to a file per process, so one in a child process whose exit status a test never

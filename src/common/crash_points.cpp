@@ -1,7 +1,8 @@
-// Reads DIFFERENTIAL_CRASH_POINT once; counts hits of the named point and kills the process.
+// Testing build only: reads DIFFERENTIAL_CRASH_POINT once; counts hits of the named point and kills the process.
 // DIFFERENTIAL_PAUSE_POINT works the same way but sleeps instead.
 #include "common/crash_points.hpp"
 
+#ifdef DIFFERENTIAL_TESTING
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -75,3 +76,5 @@ void CrashPoint(const char *label) {
 }
 
 } // namespace differential
+
+#endif // DIFFERENTIAL_TESTING

@@ -1,13 +1,21 @@
 // Labelled crash points for the durability tests: with DIFFERENTIAL_CRASH_POINT=<label>:<n> in
 // the environment, the process SIGKILLs itself the n-th time it reaches <label>. Unset, a point
-// costs one branch on a cached flag.
+// costs one branch on a cached flag. They exist only in the testing build (DIFFERENTIAL_TESTING):
+// in the release extension every point is an empty inline function, whatever the environment says.
 #pragma once
 
 namespace differential {
 
+#ifdef DIFFERENTIAL_TESTING
 void CrashPoint(const char *label);
 //! With DIFFERENTIAL_PAUSE_POINT=<label>:<ms>, sleeps that long each time the process reaches <label>:
 //! tests use it to observe a merge in the middle (its status and progress) from another thread.
 void PausePoint(const char *label);
+#else
+inline void CrashPoint(const char *) {
+}
+inline void PausePoint(const char *) {
+}
+#endif
 
 } // namespace differential

@@ -1,7 +1,8 @@
-// Reads DIFFERENTIAL_FAULT_POINT once and counts passes of the named point; unset, a point costs
+// Testing build only: reads DIFFERENTIAL_FAULT_POINT once and counts passes of the named point; unset, a point costs
 // one branch on a cached flag.
 #include "common/fault_points.hpp"
 
+#ifdef DIFFERENTIAL_TESTING
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -81,3 +82,5 @@ bool MutationEnabled(const char *label) {
 }
 
 } // namespace differential
+
+#endif // DIFFERENTIAL_TESTING

@@ -9,10 +9,13 @@ import duckdb
 import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
-# DIFFERENTIAL_EXTENSION points the tests at another build of the extension: `make test-asan` sets it to
-# build/asan/differential.duckdb_extension (scripts/test_asan.sh). Child processes inherit it (see child_env).
+# The tests load the testing build (build/testing/): the release build compiles the crash, fault, pause and mutation
+# switches out (test/python/access/test_release_switches.py proves it). DIFFERENTIAL_EXTENSION points them at another
+# build: `make test-asan` sets it to build/asan/differential.duckdb_extension (scripts/test_asan.sh). Child processes
+# inherit it (see child_env).
+RELEASE_EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
 EXTENSION = pathlib.Path(
-    os.environ.get("DIFFERENTIAL_EXTENSION") or REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
+    os.environ.get("DIFFERENTIAL_EXTENSION") or REPO_ROOT / "build" / "testing" / "differential.duckdb_extension"
 ).resolve()
 # What a child process needs to load the same build the same way: the extension's path and, under
 # `make test-asan`, the preloaded sanitizer runtimes and their options.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/errors.hpp"
+#include "duckdb/common/error_data.hpp"
 #include "duckdb/common/exception.hpp"
 #include "duckdb/common/exception/catalog_exception.hpp"
 #include "duckdb/common/exception/transaction_exception.hpp"
@@ -26,6 +27,32 @@ namespace differential {
 	default:
 		throw duckdb::InternalException(error.what());
 	}
+}
+
+//! The kind ThrowAsDuckDB gives each exception type, read back.
+inline ErrorKind KindOf(duckdb::ExceptionType type) {
+	switch (type) {
+	case duckdb::ExceptionType::INVALID_INPUT:
+		return ErrorKind::INVALID_INPUT;
+	case duckdb::ExceptionType::CATALOG:
+		return ErrorKind::NOT_FOUND;
+	case duckdb::ExceptionType::TRANSACTION:
+		return ErrorKind::CONFLICT;
+	case duckdb::ExceptionType::IO:
+		return ErrorKind::IO;
+	case duckdb::ExceptionType::INVALID:
+		return ErrorKind::INVALID;
+	case duckdb::ExceptionType::PERMISSION:
+		return ErrorKind::PERMISSION;
+	default:
+		return ErrorKind::INTERNAL;
+	}
+}
+
+//! One of our refusals raised inside SQL we ran and returned by DuckDB as `error`, fields intact; nothing when the
+//! failure is DuckDB's own.
+inline std::optional<DifferentialError> RaisedInside(const duckdb::ErrorData &error) {
+	return ParseRaisedError(KindOf(error.Type()), error.RawMessage());
 }
 
 //! Runs `fn`, translating our errors; DuckDB's own exceptions pass through unchanged.

@@ -87,8 +87,9 @@ static Rows PreviewRows(const MergePreview &preview) {
 			                                       Value(change.sql_type), Value(ToString(change.action))}));
 		}
 		for (auto &conflict : object.schema_conflicts) {
-			conflicts.push_back(Value::STRUCT(
-			    SchemaConflictType(), {Value(conflict.kind), Text(conflict.column_name), Value(conflict.message)}));
+			conflicts.push_back(
+			    Value::STRUCT(SchemaConflictType(),
+			                  {Value(ToString(conflict.kind)), Text(conflict.column_name), Value(conflict.message)}));
 		}
 		auto view_change =
 		    is_table || object.view_action == ViewAction::NONE

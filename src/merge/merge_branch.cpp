@@ -73,7 +73,7 @@ static void CompareAndStage(MergeSession &session, MetadataStore &metadata, cons
 		         "reconcile the rows on one branch.");
 	}
 	if (auto conflict = session.FirstSchemaConflict()) {
-		Fail(ErrorKind::INVALID_INPUT, conflict->kind,
+		Fail(ErrorKind::INVALID_INPUT, ToString(conflict->kind),
 		     "Schema conflict: " + conflict->message +
 		         "; nothing was merged. Decisions cannot resolve schema conflicts: align the object on one branch, "
 		         "snapshot it, and merge again (preview with schema_mode to see every conflict).");

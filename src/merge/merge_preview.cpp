@@ -1,6 +1,6 @@
 // Merges that publish nothing: the previews compare (and with validate, build the result on a staging
 // branch that is dropped), and the preflight reports every check a merge would make, now.
-#include "common/errors.hpp"
+#include "common/duckdb_errors.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/common/exception.hpp"
 #include "merge/merge_steps.hpp"
@@ -34,7 +34,7 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 		} else if (options.validate && !trivial && ConflictCount(preview.inputs) == 0 &&
 		           session.FirstSchemaConflict()) {
 			preview.validation_state = ValidationState::INVALID;
-			preview.validation_code = session.FirstSchemaConflict()->kind;
+			preview.validation_code = ToString(session.FirstSchemaConflict()->kind);
 			preview.validation_error = session.FirstSchemaConflict()->message;
 		}
 	} catch (duckdb::Exception &e) {
@@ -116,7 +116,7 @@ static ValidationState Validate(duckdb::DatabaseInstance &instance, MetadataStor
 		inputs.objects = preview.inputs.objects;
 		for (auto &object : inputs.objects) {
 			for (auto &conflict : object.schema_conflicts) {
-				issues.Add(conflict.kind, conflict.message);
+				issues.Add(ToString(conflict.kind), conflict.message);
 			}
 		}
 		auto conflicts = ConflictCount(inputs);
@@ -133,11 +133,11 @@ static ValidationState Validate(duckdb::DatabaseInstance &instance, MetadataStor
 		issues.Add(error);
 	} catch (duckdb::Exception &error) {
 		// A refusal of ours raised inside the preview's SQL keeps its code; anything else is DuckDB's.
-		auto message = duckdb::ErrorData(error).RawMessage();
-		if (auto raised = RaisedErrors::Find(message)) {
+		duckdb::ErrorData data(error);
+		if (auto raised = RaisedInside(data)) {
 			issues.Add(*raised);
 		} else {
-			issues.Add("internal", message);
+			issues.Add("internal", data.RawMessage());
 		}
 	}
 	return ValidationState::NOT_CHECKED;

@@ -1,7 +1,7 @@
 // A merge request is durable: it records its inputs before the target is checked, every failed
 // attempt leaves it pending with its error, and a retry recomputes from the frozen inputs, decisions
 // and settings. Its identity is its arguments as canonical text.
-#include "common/errors.hpp"
+#include "common/duckdb_errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/common/exception.hpp"
@@ -100,15 +100,17 @@ void TakeFrozenSettings(MergeRecord &record, const PriorRequest &prior, const Me
 }
 
 //! The code and message a failed attempt leaves on its request. A DuckDB exception may carry one of
-//! our refusals raised inside SQL we ran (see RaisedErrors); anything else is DuckDB's own failure.
+//! our refusals raised inside SQL we ran (see RaisedInside); anything else is DuckDB's own failure.
 static std::pair<std::string, std::string> FailureOf(const std::exception &error) {
 	if (auto *known = dynamic_cast<const DifferentialError *>(&error)) {
 		return {known->code, known->what()};
 	}
-	auto message = dynamic_cast<const duckdb::Exception *>(&error) ? duckdb::ErrorData(error).RawMessage()
-	                                                               : std::string(error.what());
-	auto raised = RaisedErrors::Find(message);
-	return {raised ? raised->code : std::string("internal"), message};
+	if (!dynamic_cast<const duckdb::Exception *>(&error)) {
+		return {"internal", error.what()};
+	}
+	duckdb::ErrorData data(error);
+	auto raised = RaisedInside(data);
+	return {raised ? raised->code : std::string("internal"), data.RawMessage()};
 }
 
 void Attempt(MetadataStore &metadata, const std::string &database, MergeRecord &record, MergeBranchResult &result,

@@ -279,14 +279,14 @@ void MergeSession::CheckDropsAgainstChanges(TablePlan &table) {
 	auto &name = table.shape.name;
 	if (table.table_drop_check != MergeSide::NONE &&
 	    ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(table.table_drop_check), "")) > 0) {
-		table.schema_conflicts.push_back({"table_delete_modify", "",
+		table.schema_conflicts.push_back({SchemaConflictKind::TABLE_DELETE_MODIFY, "",
 		                                  "table " + QuoteName(name) +
 		                                      " was dropped on one side and its rows changed on " +
 		                                      ToString(table.table_drop_check)});
 	}
 	for (auto &check : table.column_drop_checks) {
 		if (ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(check.second), check.first)) > 0) {
-			table.schema_conflicts.push_back({"column_delete_modify", check.first,
+			table.schema_conflicts.push_back({SchemaConflictKind::COLUMN_DELETE_MODIFY, check.first,
 			                                  "column " + QuoteName(name + "." + check.first) +
 			                                      " was dropped on one side and changed on " + ToString(check.second)});
 		}
@@ -318,7 +318,7 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	// A table whose definitions clash has no single shape to compare rows in.
 	bool definitions_clash = false;
 	for (auto &conflict : table.schema_conflicts) {
-		definitions_clash = definitions_clash || conflict.kind == "merge_schema_conflict";
+		definitions_clash = definitions_clash || conflict.kind == SchemaConflictKind::MERGE_SCHEMA_CONFLICT;
 	}
 	if (reads.ours_as_base) {
 		object.unchanged_sides.push_back(MergeSide::OURS);

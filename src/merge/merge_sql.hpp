@@ -2,7 +2,7 @@
 // refusal our own code raised inside the statement surfaces as itself (DifferentialError), fields intact.
 #pragma once
 
-#include "common/errors.hpp"
+#include "common/duckdb_errors.hpp"
 #include "common/sql_quote.hpp"
 #include "duckdb/common/error_data.hpp"
 #include "duckdb/main/connection.hpp"
@@ -15,7 +15,7 @@ namespace differential {
 //! Throws a failed statement's error: the DifferentialError our code raised inside the statement
 //! (an input's ATTACH, a read of its file) when there is one, otherwise DuckDB's own.
 [[noreturn]] inline void ThrowStatementError(const duckdb::ErrorData &error) {
-	if (auto raised = RaisedErrors::Find(error.RawMessage())) {
+	if (auto raised = RaisedInside(error)) {
 		throw *raised;
 	}
 	error.Throw();

@@ -175,7 +175,7 @@ static void PlanAddedColumns(TablePlan &plan, const TableDef &b, const TableDef 
 				continue; // reported once, from ours
 			}
 			if (other && *other != column) {
-				plan.schema_conflicts.push_back({"merge_schema_conflict", column.name,
+				plan.schema_conflicts.push_back({SchemaConflictKind::MERGE_SCHEMA_CONFLICT, column.name,
 				                                 "both sides added column " + qualified +
 				                                     " with different definitions (" + column.type + " and " +
 				                                     other->type + ")"});
@@ -223,7 +223,7 @@ static void PlanAddedTable(TablePlan &table, const TableDef *o, const TableDef *
 	table.action_source = o && t ? MergeSide::BOTH : o ? MergeSide::OURS : MergeSide::THEIRS;
 	if (o && t && !o->SameDefinition(*t)) {
 		table.schema_conflicts.push_back(
-		    {"merge_schema_conflict", "",
+		    {SchemaConflictKind::MERGE_SCHEMA_CONFLICT, "",
 		     "both sides added table " + QuoteName(shown) + " with different definitions"});
 	}
 	if (!o) {
@@ -256,7 +256,7 @@ static void PlanDroppedTable(TablePlan &table, const TableDef &b, const TableDef
 	}
 	table.table_drop_check = o ? MergeSide::OURS : MergeSide::THEIRS;
 	if (!kept->SameDefinition(b)) {
-		table.schema_conflicts.push_back({"table_delete_modify", "",
+		table.schema_conflicts.push_back({SchemaConflictKind::TABLE_DELETE_MODIFY, "",
 		                                  "table " + QuoteName(shown) + " was dropped by " +
 		                                      ToString(o ? MergeSide::THEIRS : MergeSide::OURS) +
 		                                      " and its definition changed on " + ToString(table.table_drop_check)});
@@ -313,7 +313,7 @@ static void CheckStarView(ViewPlan &view, const ViewDef &result, const SchemaPla
 			for (auto &change : table.schema_changes) {
 				if (change.source != MergeSide::BOTH && change.source != view.output_side) {
 					view.schema_conflicts.push_back(
-					    {"view_output", change.column_name,
+					    {SchemaConflictKind::VIEW_OUTPUT, change.column_name,
 					     "view " + QuoteName(view.name) + " selects * from " + QuoteName(table.shape.name) +
 					         ", whose columns the other side changed (" + change.column_name + ")"});
 				}
@@ -347,8 +347,8 @@ static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const Ca
 			} else if (SameView(t, b)) {
 				view.source = MergeSide::OURS;
 			} else {
-				view.schema_conflicts.push_back(
-				    {"view_definition", "", "both sides changed view " + QuoteName(view.name) + " differently"});
+				view.schema_conflicts.push_back({SchemaConflictKind::VIEW_DEFINITION, "",
+				                                 "both sides changed view " + QuoteName(view.name) + " differently"});
 			}
 			view.action = ActionFor(b, result);
 		}
@@ -370,7 +370,7 @@ SchemaPlan PlanSchema(const CatalogSide &base, const CatalogSide &ours, const Ca
 			if (!view.sql.empty() && table.table_action != TableAction::DROP &&
 			    CatalogKey(table.shape.name) == CatalogKey(view.name)) {
 				view.schema_conflicts.push_back(
-				    {"merge_schema_conflict", "",
+				    {SchemaConflictKind::MERGE_SCHEMA_CONFLICT, "",
 				     "one side has a table and the other a view named " + QuoteName(view.name)});
 			}
 		}

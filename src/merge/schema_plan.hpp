@@ -25,9 +25,8 @@ struct SchemaChange {
 };
 
 struct SchemaConflict {
-	//! merge_schema_conflict, table_delete_modify, column_delete_modify, view_definition, view_binding,
-	//! view_output: also the error code a merge stops with.
-	std::string kind;
+	//! Also the error code a merge stops with (ToString).
+	SchemaConflictKind kind;
 	std::string column_name;
 	std::string message;
 };

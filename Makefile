@@ -1,5 +1,5 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: demo serve test test-asan build unit bench format format-check check clean
+.PHONY: demo serve test test-asan build unit bench format format-check check docs clean
 
 demo:
 	bash scripts/demo.sh
@@ -29,6 +29,10 @@ check:
 
 format-check:
 	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
+
+# Regenerates the lists in docs/ that the code defines (a test fails when they drift).
+docs:
+	.venv/bin/python scripts/generate_docs.py
 
 clean:
 	rm -rf build

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails when an include in src/ points up the layer stack of DESIGN.md §2, or across layers that must not
+"""Fails when an include in src/ points up the layer stack (docs/ARCHITECTURE.md §1), or across layers that must not
 know each other. Run by .ci/run before the tests; `--root DIR` checks another tree (the tests use it)."""
 import argparse
 import pathlib
@@ -68,7 +68,7 @@ def violations(src: pathlib.Path):
             if target in PRIVATE.get(layer, set()):
                 yield f"{where}: {target} is internal to {target_layer}/ and hidden from {layer}/"
             elif target_layer not in allowed and target not in allowed:
-                yield f"{where}: {layer}/ must not include {target_layer}/ (see DESIGN.md §2)"
+                yield f"{where}: {layer}/ must not include {target_layer}/ (see docs/ARCHITECTURE.md §1)"
 
 
 def main():

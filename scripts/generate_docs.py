@@ -39,21 +39,22 @@ def relative(path):
 
 
 def error_codes():
-    """code -> (kinds, files): every `ErrorKind::<KIND>, "<code>"` our sources raise, and the schema conflict kinds
-    (merge/merge_states.hpp), which a merge raises as Invalid Input, listed with the files that find them."""
-    found = collections.defaultdict(lambda: (set(), set()))
-    texts = {path: path.read_text() for path in sources()}
-    for path, text in texts.items():
-        for match in re.finditer(r'ErrorKind::([A-Z_]+),\s*"([a-z0-9_]+)"', text):
-            kinds, files = found[match.group(2)]
-            kinds.add(match.group(1))
-            files.add(relative(path))
-    states = texts[SRC / "merge" / "merge_states.hpp"]
-    for value, code in re.findall(r'\{SchemaConflictKind::([A-Z_]+), "([a-z_]+)"\}', states):
-        kinds, files = found[code]
-        kinds.add("INVALID_INPUT")
-        files.update(relative(path) for path, text in texts.items()
-                     if f"SchemaConflictKind::{value}" in text and not path.name == "merge_states.hpp")
+    """code -> (kinds, files, meaning) from the registry src/common/error_codes.def: the kind it is raised with,
+    any other kind a raise names (`Fail(ErrorKind::<KIND>, ErrorCode::<NAME>, ...)`), and the files that use it."""
+    registry = (SRC / "common" / "error_codes.def").read_text()
+    texts = {path: path.read_text() for path in sources() if path.parent.name != "common" or "error" not in path.name}
+    found = {}
+    entry = re.compile(r'^DIFFERENTIAL_ERROR_CODE\(([A-Z0-9_]+), "([a-z0-9_]+)", ([A-Z_]+),((?:\s*"(?:[^"\\]|\\.)*")+)\)', re.M)
+    for name, code, kind, meaning in entry.findall(registry):
+        pieces = re.findall(r'"((?:[^"\\]|\\.)*)"', meaning)
+        kinds = {kind}
+        files = set()
+        for path, text in texts.items():
+            uses = re.findall(rf"(?:ErrorKind::([A-Z_]+),\s*)?ErrorCode::{name}\b", text)
+            if uses:
+                files.add(relative(path))
+                kinds.update(other for other in uses if other)
+        found[code] = (kinds, files, "".join(pieces).replace('\\"', '"').replace("\\\\", "\\"))
     return dict(sorted(found.items()))
 
 
@@ -113,14 +114,12 @@ def descriptions(block):
     return found
 
 
-def render_error_codes(block):
-    described = descriptions(block)
+def render_error_codes():
     rows = [
-        [f"`{code}`", " / ".join(KIND_TO_DUCKDB[kind] for kind in sorted(kinds)), code_list(files),
-         described.get(code, UNDESCRIBED)]
-        for code, (kinds, files) in error_codes().items()
+        [f"`{code}`", " / ".join(KIND_TO_DUCKDB[kind] for kind in sorted(kinds)), code_list(files) or "—", meaning]
+        for code, (kinds, files, meaning) in error_codes().items()
     ]
-    return table(["code", "DuckDB error type", "raised in (`src/`)", "meaning"], rows)
+    return table(["code", "DuckDB error type", "raised or handled in (`src/`)", "meaning"], rows)
 
 
 def render_log_events(block):
@@ -183,7 +182,7 @@ def blocks(extension):
     return con, {
         ("SQL_REFERENCE.md", "functions"): lambda block: render_functions(con),
         ("SQL_REFERENCE.md", "settings"): lambda block: render_settings(con),
-        ("SQL_REFERENCE.md", "error-codes"): render_error_codes,
+        ("SQL_REFERENCE.md", "error-codes"): lambda block: render_error_codes(),
         ("DURABILITY.md", "log-events"): render_log_events,
         ("ARCHITECTURE.md", "layers"): render_layers,
     }

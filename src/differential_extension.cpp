@@ -31,7 +31,7 @@ static void CheckRepositorySetting(ClientContext &context, SetScope, Value &para
 static void CheckMaxConcurrent(ClientContext &, SetScope, Value &parameter) {
 	if (!parameter.IsNull() && parameter.GetValue<int64_t>() < 0) {
 		differential::Translated([&]() {
-			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			differential::Fail(differential::ErrorCode::INVALID_ARGUMENT,
 			                   "differential_merge_max_concurrent must be 0 (no limit) or more.");
 		});
 	}
@@ -40,7 +40,7 @@ static void CheckMaxConcurrent(ClientContext &, SetScope, Value &parameter) {
 static void CheckExportConcurrency(ClientContext &, SetScope, Value &parameter) {
 	if (!parameter.IsNull() && (parameter.GetValue<int64_t>() < 1 || parameter.GetValue<int64_t>() > 64)) {
 		differential::Translated([&]() {
-			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			differential::Fail(differential::ErrorCode::INVALID_ARGUMENT,
 			                   "differential_export_concurrency must be between 1 (one pack upload at a time) and 64.");
 		});
 	}
@@ -56,7 +56,7 @@ static void CheckFailover(ClientContext &, SetScope, Value &parameter) {
 	auto mode = parameter.IsNull() ? std::string() : StringUtil::Lower(parameter.ToString());
 	if (mode != "off" && mode != "lease") {
 		differential::Translated([&]() {
-			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			differential::Fail(differential::ErrorCode::INVALID_ARGUMENT,
 			                   "differential_failover takes 'off' (failover is the caller's: "
 			                   "differential_recover_branch) or 'lease' (leaders renew a lease in S3, standbys "
 			                   "attached with TAKEOVER_AS take over when it lapses); got " +
@@ -69,7 +69,7 @@ static void CheckLeaseDuration(ClientContext &, SetScope, Value &parameter) {
 	double seconds = parameter.IsNull() ? 0 : parameter.GetValue<double>();
 	if (!(seconds >= 1 && seconds <= 3600)) {
 		differential::Translated([&]() {
-			differential::Fail(differential::ErrorKind::INVALID_INPUT, "invalid_argument",
+			differential::Fail(differential::ErrorCode::INVALID_ARGUMENT,
 			                   "differential_lease_duration is the failover lease's duration in seconds, from 1 to "
 			                   "3600 (default 30); got " +
 			                       parameter.ToString() + ". Nothing was changed.");

@@ -24,7 +24,7 @@ static void Require(ClientContext &context, const std::string &what, const std::
 	if (config.CanAccessFile(path, type)) {
 		return;
 	}
-	Fail(ErrorKind::PERMISSION, "external_access_denied",
+	Fail(ErrorCode::EXTERNAL_ACCESS_DENIED,
 	     "The " + what + " " + path +
 	         " is outside what this DuckDB session may access (enable_external_access is false, and it is not under "
 	         "allowed_directories: " +

@@ -39,7 +39,7 @@ using namespace duckdb;
 std::string RepositorySetting(ClientContext &context) {
 	Value value;
 	if (!context.TryGetCurrentSetting("differential_repository", value) || value.IsNull() || value.ToString().empty()) {
-		Fail(ErrorKind::INVALID_INPUT, "repository_not_set",
+		Fail(ErrorCode::REPOSITORY_NOT_SET,
 		     "No repository is set. Run SET differential_repository = '/absolute/path' first (the directory is "
 		     "created if needed).");
 	}
@@ -51,9 +51,9 @@ static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_si
 
 static std::string StringOption(const std::string &name, const Value &value) {
 	if (value.IsNull() || value.type().id() != LogicalTypeId::VARCHAR) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-		     "ATTACH option " + StringUtil::Upper(name) + " takes a string, got " + value.ToString() +
-		         ". Write it as " + StringUtil::Upper(name) + " '<value>'.");
+		Fail(ErrorCode::INVALID_OPTION, "ATTACH option " + StringUtil::Upper(name) + " takes a string, got " +
+		                                    value.ToString() + ". Write it as " + StringUtil::Upper(name) +
+		                                    " '<value>'.");
 	}
 	return value.ToString();
 }
@@ -77,9 +77,8 @@ struct AttachRequest {
 static std::string ShipWalOption(const Value &value) {
 	auto mode = StringUtil::Lower(StringOption("ship_wal", value));
 	if (mode != "sync" && mode != "async" && mode != "off") {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-		     "ATTACH option SHIP_WAL takes 'sync', 'async' or 'off', got " + value.ToString() +
-		         " (nothing was changed).");
+		Fail(ErrorCode::INVALID_OPTION, "ATTACH option SHIP_WAL takes 'sync', 'async' or 'off', got " +
+		                                    value.ToString() + " (nothing was changed).");
 	}
 	return mode;
 }
@@ -93,7 +92,7 @@ static int64_t ShipIntervalOption(const Value &value) {
 	} catch (std::exception &) {
 	}
 	if (seconds < 1 || seconds > 86400) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "ATTACH option SHIP_INTERVAL takes a whole number of seconds from 1 to 86400, got " + value.ToString() +
 		         " (nothing was changed).");
 	}
@@ -108,7 +107,7 @@ static int64_t SnapshotOption(const Value &value) {
 		// Not a number: refused below with the same message as a number below 1.
 	}
 	if (snapshot_id < 1) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "ATTACH option SNAPSHOT takes a snapshot id (a positive integer), got " + value.ToString() + ".");
 	}
 	return snapshot_id;
@@ -129,9 +128,9 @@ static void CheckNativeOptions(const AttachOptions &options) {
 	if (storage.row_group_size.IsValid()) {
 		auto size = storage.row_group_size.GetIndex();
 		if (size == 0 || size % STANDARD_VECTOR_SIZE != 0) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-			     "ATTACH option ROW_GROUP_SIZE must be a positive multiple of " + std::to_string(STANDARD_VECTOR_SIZE) +
-			         ", got " + std::to_string(size) + " (nothing was changed).");
+			Fail(ErrorCode::INVALID_OPTION, "ATTACH option ROW_GROUP_SIZE must be a positive multiple of " +
+			                                    std::to_string(STANDARD_VECTOR_SIZE) + ", got " + std::to_string(size) +
+			                                    " (nothing was changed).");
 		}
 	}
 }
@@ -154,7 +153,7 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 		} else if (key == "data_path") {
 			request.data_path = CanonicalDataPath(StringOption("data_path", option.second));
 		} else if (key == "follow" || key == "follow_interval") {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+			Fail(ErrorCode::INVALID_OPTION,
 			     "ATTACH option " + StringUtil::Upper(key) + " follows an exported branch head, and '" + path +
 			         "' is a local database. Attach 'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>' "
 			         "with FOLLOW true instead, or remove the option.");
@@ -165,7 +164,7 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 		} else if (key == "writers" || key == "on_conflict") {
 			ReadSharedWriterOption(key, StringOption(key, option.second), request.shared);
 		} else if (!NATIVE_OPTIONS.count(key)) {
-			Fail(ErrorKind::INVALID_INPUT, "unknown_option",
+			Fail(ErrorCode::UNKNOWN_OPTION,
 			     "ATTACH option " + StringUtil::Upper(key) +
 			         " is not supported for differential databases. Supported: BRANCH, SNAPSHOT, REPOSITORY, "
 			         "DATA_PATH, SHIP_WAL, SHIP_INTERVAL, WRITERS, ON_CONFLICT, READ_ONLY, BLOCK_SIZE, ROW_GROUP_SIZE, "
@@ -177,7 +176,7 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 		options.options.erase(key);
 	}
 	if (request.snapshot_id && request.branch_given) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "ATTACH takes either BRANCH or SNAPSHOT, not both: a snapshot belongs to the database, not to a branch.");
 	}
 	CheckNativeOptions(options);
@@ -185,7 +184,7 @@ static AttachRequest ReadAttachOptions(const std::string &path, AttachOptions &o
 }
 
 static void RefuseMissingDatabase(const std::string &root, const std::string &database) {
-	Fail(ErrorKind::NOT_FOUND, "database_not_found",
+	Fail(ErrorCode::DATABASE_NOT_FOUND,
 	     "Database " + QuoteName(database) + " does not exist in the repository " + root +
 	         ". Create it with ATTACH 'differential:" + database +
 	         "' (read-write, main branch), or list databases with differential_databases().");
@@ -206,14 +205,14 @@ static std::string ResolveAttachPath(Repository &repository, const AttachRequest
 	}
 	if (request.snapshot_id) {
 		if (!history.FindSnapshot(database, *request.snapshot_id)) {
-			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 			     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(*request.snapshot_id) +
 			         ". List its snapshots with differential_snapshots('" + database + "').");
 		}
 		return SnapshotPath(repository.root, database, *request.snapshot_id);
 	}
 	if (!history.FindBranch(database, request.branch)) {
-		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+		Fail(ErrorCode::BRANCH_NOT_FOUND,
 		     "Database " + QuoteName(database) + " has no branch " + QuoteName(request.branch) +
 		         ". Create it with differential_create_branch('" + database + "', '" + request.branch +
 		         "'), or list branches with differential_branches('" + database + "').");
@@ -231,7 +230,7 @@ static std::optional<std::string> CheckDataPath(Repository &repository, const At
 		return std::nullopt;
 	}
 	if (current) {
-		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
+		Fail(ErrorCode::DATA_PATH_MISMATCH,
 		     "Database " + QuoteName(request.database) + " exports to " + current->store_url + ", not " +
 		         *request.data_path +
 		         " (nothing was changed). A database has one DATA_PATH: attach it without "
@@ -239,7 +238,7 @@ static std::optional<std::string> CheckDataPath(Repository &repository, const At
 		         current->store_url + ", or clone it under a new name to publish a copy elsewhere.");
 	}
 	if (read_only) {
-		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		Fail(ErrorCode::READ_ONLY,
 		     "Database " + QuoteName(request.database) +
 		         " has no DATA_PATH, and a read-only ATTACH cannot give it one. Attach it read-write with DATA_PATH, "
 		         "or without DATA_PATH to read it.");
@@ -269,7 +268,7 @@ static void RegisterStoreForEvictedReads(ClientContext &context, Repository &rep
 static std::optional<ShipSettings> PlanShipping(Repository &repository, const AttachRequest &request, bool read_only,
                                                 bool exists) {
 	if ((request.ship_wal || request.ship_interval) && (read_only || request.snapshot_id)) {
-		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		Fail(ErrorCode::READ_ONLY,
 		     "SHIP_WAL and SHIP_INTERVAL apply to a writable attachment of a branch; this one is read-only. Remove "
 		     "them, or attach the branch read-write to change its shipping (nothing was changed).");
 	}
@@ -284,14 +283,14 @@ static std::optional<ShipSettings> PlanShipping(Repository &repository, const At
 	plan.interval_s = request.ship_interval.value_or(plan.interval_s);
 	if (plan.mode == "off") {
 		if (request.ship_interval && !request.ship_wal) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-			     "SHIP_INTERVAL applies only to a database that ships its WAL; " + QuoteName(request.database) +
-			         " does not. Add SHIP_WAL 'async' (nothing was changed).");
+			Fail(ErrorCode::INVALID_OPTION, "SHIP_INTERVAL applies only to a database that ships its WAL; " +
+			                                    QuoteName(request.database) +
+			                                    " does not. Add SHIP_WAL 'async' (nothing was changed).");
 		}
 		return request.ship_wal ? std::optional<ShipSettings>(plan) : std::nullopt;
 	}
 	if (!request.data_path && !(exists && repository.metadata->remote.DataPath(request.database))) {
-		Fail(ErrorKind::INVALID_INPUT, "data_path_required",
+		Fail(ErrorCode::DATA_PATH_REQUIRED,
 		     "SHIP_WAL '" + plan.mode + "' ships the WAL to the database's DATA_PATH, and " +
 		         QuoteName(request.database) + " has none. Add DATA_PATH 's3://bucket/prefix/' to this ATTACH, or " +
 		         "SHIP_WAL 'off' (nothing was changed).");

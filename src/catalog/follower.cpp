@@ -236,10 +236,10 @@ static std::string CheckError(const GetResult &result, const ObjectStore &store,
                               int64_t snapshot_id) {
 	try {
 		if (result.outcome.status == ObjectStatus::NOT_FOUND) {
-			Fail(ErrorKind::NOT_FOUND, "head_not_found",
-			     "The branch head " + key + " is gone from " + store.Describe() + " (" + result.outcome.detail +
-			         "). The follower keeps reading snapshot " + std::to_string(snapshot_id) +
-			         "; re-export the branch, or DETACH the follower.");
+			Fail(ErrorCode::HEAD_NOT_FOUND, "The branch head " + key + " is gone from " + store.Describe() + " (" +
+			                                    result.outcome.detail + "). The follower keeps reading snapshot " +
+			                                    std::to_string(snapshot_id) +
+			                                    "; re-export the branch, or DETACH the follower.");
 		}
 		FailRemote(result.outcome, store, "checking the branch head " + key);
 	} catch (DifferentialError &error) {
@@ -301,10 +301,10 @@ std::string Follower::CheckHead(const std::string &key, const std::string &known
 	BranchHead decoded;
 	std::string why;
 	if (!DecodeHead(result.data, decoded, why) || decoded.database != head.database || decoded.branch != head.branch) {
-		Fail(ErrorKind::IO, "corrupt_head",
-		     "The branch head " + key + " at " + store->Describe() + " is not a head of that branch" +
-		         (why.empty() ? std::string() : ": " + why) + ". The follower keeps reading snapshot " +
-		         std::to_string(snapshot_id) + "; re-export the branch.");
+		Fail(ErrorCode::CORRUPT_HEAD, "The branch head " + key + " at " + store->Describe() +
+		                                  " is not a head of that branch" + (why.empty() ? std::string() : ": " + why) +
+		                                  ". The follower keeps reading snapshot " + std::to_string(snapshot_id) +
+		                                  "; re-export the branch.");
 	}
 	Adopt(decoded, result.etag);
 	return "snapshot " + std::to_string(decoded.snapshot_id);

@@ -59,7 +59,7 @@ void FollowerCatalog::Unpin(Transaction &transaction) {
 Catalog &FollowerCatalog::CatalogOf(ClientContext &context, const OpenState &state) {
 	auto attached = DatabaseManager::Get(context).GetDatabase(Identifier(state.name));
 	if (!attached) {
-		Fail(ErrorKind::INTERNAL, "internal",
+		Fail(ErrorCode::INTERNAL,
 		     "The state of follower " + GetAttached().GetName().GetIdentifierName() + " (" + state.name +
 		         ") was detached while a transaction read it. Retry the query in a new transaction.");
 	}
@@ -146,7 +146,7 @@ CatalogEntryLookup FollowerCatalog::TryLookupEntryInternal(CatalogTransaction tr
 	if (lookup_info.GetAtClause() ||
 	    (lookup_info.GetCatalogType() == CatalogType::TABLE_FUNCTION_ENTRY && IsCatalogFunction(name))) {
 		return Translated([&]() -> CatalogEntryLookup {
-			Fail(ErrorKind::INVALID_INPUT, "not_supported",
+			Fail(ErrorCode::NOT_SUPPORTED,
 			     std::string(lookup_info.GetAtClause() ? "Time travel (AT)" : alias + "." + name + "()") +
 			         " is not available on " + alias + ", a follower of " + locator +
 			         ": it reads the newest exported state and keeps no history. Attach a descriptor "

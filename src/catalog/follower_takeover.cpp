@@ -40,36 +40,35 @@ TakeoverPlan PlanTakeover(ClientContext &context, const std::string &alias, cons
 	TakeoverPlan plan;
 	plan.mine.duration_ms = FailoverLeaseMs(context);
 	if (!plan.mine.duration_ms) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "TAKEOVER_AS makes this follower a standby that takes the branch over when the leader's lease lapses; "
 		     "run SET differential_failover = 'lease' first (nothing was attached).");
 	}
 	if (StringUtil::Lower(alias) == StringUtil::Lower(follower_alias)) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "TAKEOVER_AS names the database the new leader is attached as, so it must differ from the follower's "
 		     "own name " +
 		         QuoteName(follower_alias) + " (nothing was attached).");
 	}
 	if (head_now.chain == 0) {
-		Fail(ErrorKind::INVALID_INPUT, "not_shipping",
+		Fail(ErrorCode::NOT_SHIPPING,
 		     "Branch " + head.database + "/" + head.branch +
 		         " does not ship its WAL, so it has no failover lease to take over. Attach its leader with SHIP_WAL "
 		         "'sync' or 'async' (and differential_failover = 'lease'), or remove TAKEOVER_AS.");
 	}
 	if (head.branch != "main") {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "TAKEOVER_AS continues the branch as the same database, which recovery supports for branch main only "
 		     "(this head is of " +
 		         head.branch + "). Follow heads/" + head.database + "/main, or remove TAKEOVER_AS.");
 	}
 	plan.repository = OpenRepository(RepositorySetting(context));
 	if (plan.repository->metadata->history.FindDatabase(head.database)) {
-		Fail(ErrorKind::CONFLICT, "database_exists",
-		     "A standby recovers the branch as database " + QuoteName(head.database) + ", which already exists in " +
-		         plan.repository->root +
-		         ". Use a repository without it, or drop it first with "
-		         "differential_drop_database('" +
-		         head.database + "').");
+		Fail(ErrorCode::DATABASE_EXISTS, "A standby recovers the branch as database " + QuoteName(head.database) +
+		                                     ", which already exists in " + plan.repository->root +
+		                                     ". Use a repository without it, or drop it first with "
+		                                     "differential_drop_database('" +
+		                                     head.database + "').");
 	}
 	plan.alias = alias;
 	plan.head = head;
@@ -96,7 +95,7 @@ static BranchRecoveryResult Recover(ObjectStore &store, const std::shared_ptr<Ob
 	}
 	std::string why;
 	if (!DecodeHead(got.data, request.head, why)) {
-		Fail(ErrorKind::IO, "corrupt_head", "The head " + key + " is damaged: " + why + ". Nothing was recovered.");
+		Fail(ErrorCode::CORRUPT_HEAD, "The head " + key + " is damaged: " + why + ". Nothing was recovered.");
 	}
 	request.head_etag = got.etag;
 	auto locator = plan.head;

@@ -35,7 +35,7 @@ static unique_ptr<BaseSecret> CreateS3Secret(ClientContext &, CreateSecretInput 
 	secret->TrySetValue("use_ssl", input);
 	secret->redact_keys = {"secret", "session_token"};
 	if (input.provider.GetIdentifierName() == "credential_chain" && secret->secret_map.count("key_id")) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_secret",
+		Fail(ErrorCode::INVALID_SECRET,
 		     "A TYPE s3 secret with PROVIDER credential_chain takes its keys from the AWS credential chain; remove "
 		     "KEY_ID and SECRET, or use PROVIDER config.");
 	}

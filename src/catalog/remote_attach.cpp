@@ -31,7 +31,7 @@ uint64_t ParseRemoteCacheSize(const std::string &text) {
 	idx_t bytes = 0;
 	auto error = text.empty() ? std::string("it is empty") : StringUtil::TryParseFormattedBytes(text, bytes);
 	if (!error.empty()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "differential_remote_cache_size must be a number of bytes or a size such as '1GB' or '512MiB' (0 turns "
 		     "the disk cache off), got '" +
 		         text + "': " + error + ".");
@@ -42,12 +42,12 @@ uint64_t ParseRemoteCacheSize(const std::string &text) {
 //! A remote attachment is read-only and names everything in its locator: no option applies to it.
 static void CheckRemoteOptions(const std::string &path, AttachOptions &options) {
 	for (auto &option : options.options) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "ATTACH option " + StringUtil::Upper(option.first) + " does not apply to a remote attachment of " + path +
 		         ": the locator names the branch head or snapshot, and it is read-only. Remove the option.");
 	}
 	if (options.access_mode == AccessMode::READ_WRITE) {
-		Fail(ErrorKind::INVALID_INPUT, "read_only",
+		Fail(ErrorCode::READ_ONLY,
 		     "A remote attachment of " + path +
 		         " is read-only: it reads an export. Attach it without READ_WRITE, and write to the database where "
 		         "it is exported from.");
@@ -75,8 +75,7 @@ static FollowOptions TakeFollowOptions(const std::string &path, AttachOptions &o
 				follow.follow =
 				    !option.second.IsNull() && option.second.DefaultCastAs(LogicalType::BOOLEAN).GetValue<bool>();
 			} catch (std::exception &) {
-				Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-				     "FOLLOW must be true or false, got " + option.second.ToString() + ".");
+				Fail(ErrorCode::INVALID_OPTION, "FOLLOW must be true or false, got " + option.second.ToString() + ".");
 			}
 		} else if (key == "follow_interval") {
 			double seconds = std::nan("");
@@ -86,7 +85,7 @@ static FollowOptions TakeFollowOptions(const std::string &path, AttachOptions &o
 			} catch (std::exception &) {
 			}
 			if (!(seconds >= MIN_FOLLOW_INTERVAL && seconds <= MAX_FOLLOW_INTERVAL)) {
-				Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+				Fail(ErrorCode::INVALID_OPTION,
 				     "FOLLOW_INTERVAL is the number of seconds between two checks of the branch head, from 0.1 to "
 				     "86400; got " +
 				         option.second.ToString() + ". The default is 10.");
@@ -95,7 +94,7 @@ static FollowOptions TakeFollowOptions(const std::string &path, AttachOptions &o
 			interval_given = true;
 		} else if (key == "takeover_as") {
 			if (option.second.IsNull() || option.second.type().id() != LogicalTypeId::VARCHAR) {
-				Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+				Fail(ErrorCode::INVALID_OPTION,
 				     "TAKEOVER_AS takes the name the new leader gets in this DuckDB, as a string; got " +
 				         option.second.ToString() + ".");
 			}
@@ -106,12 +105,11 @@ static FollowOptions TakeFollowOptions(const std::string &path, AttachOptions &o
 	options.options.erase("follow_interval");
 	options.options.erase("takeover_as");
 	if (follow.takeover_as && !follow.follow) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-		     "TAKEOVER_AS makes a follower a standby: add FOLLOW true to the ATTACH of " + path +
-		         ", or remove TAKEOVER_AS.");
+		Fail(ErrorCode::INVALID_OPTION, "TAKEOVER_AS makes a follower a standby: add FOLLOW true to the ATTACH of " +
+		                                    path + ", or remove TAKEOVER_AS.");
 	}
 	if (interval_given && !follow.follow) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "FOLLOW_INTERVAL applies to a follower only: add FOLLOW true to the ATTACH of " + path +
 		         ", or remove FOLLOW_INTERVAL.");
 	}
@@ -125,12 +123,12 @@ static RemoteLocator ParseLocator(const std::string &path) {
 	auto parent = path.rfind('/', slash == std::string::npos || slash == 0 ? 0 : slash - 1);
 	if (slash != std::string::npos && parent != std::string::npos &&
 	    path.compare(parent + 1, slash - parent - 1, "descriptors") == 0 && !ParseRemoteLocator(path, locator, why)) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_locator",
+		Fail(ErrorCode::INVALID_LOCATOR,
 		     "'" + path.substr(slash + 1) + "' in " + path +
 		         " is not a descriptor's SHA-256 (64 hexadecimal digits). Copy the locator as the export printed it.");
 	}
 	if (!ParseRemoteLocator(path, locator, why)) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_locator", "Cannot attach '" + path + "': " + why + ".");
+		Fail(ErrorCode::INVALID_LOCATOR, "Cannot attach '" + path + "': " + why + ".");
 	}
 	if (locator.kind == RemoteLocator::Kind::HEAD) {
 		ValidateName("database", locator.database);
@@ -155,7 +153,7 @@ static std::string CacheDirectory(ClientContext &context) {
 	if (home && *home == '/') {
 		return std::string(home) + "/.cache/differential/remote-cache";
 	}
-	Fail(ErrorKind::INVALID_INPUT, "remote_cache_unavailable",
+	Fail(ErrorCode::REMOTE_CACHE_UNAVAILABLE,
 	     "differential_remote_cache_size is set, but there is no directory for the cache: set "
 	     "differential_repository (the cache goes to its remote-cache/ directory), or HOME.");
 }
@@ -186,7 +184,7 @@ static unique_ptr<Catalog> AttachFollower(ClientContext &context, AttachedDataba
                                           const FollowOptions &follow) {
 	auto path = info.path;
 	if (locator.kind != RemoteLocator::Kind::HEAD) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "FOLLOW follows a branch head, and " + path +
 		         " names a descriptor, which never changes. Attach <data path>heads/<database>/<branch> to follow, "
 		         "or remove FOLLOW.");
@@ -245,7 +243,7 @@ unique_ptr<Catalog> AttachRemote(ClientContext &context, AttachedDatabase &db, A
 		bool is_database_file = false;
 		auto image = FindRemoteImage(path, is_database_file);
 		if (!image || !is_database_file) {
-			Fail(ErrorKind::NOT_FOUND, "file_not_found",
+			Fail(ErrorCode::FILE_NOT_FOUND,
 			     "No remote image at " + path + ": it was detached. Attach a branch head or a descriptor.");
 		}
 		options.access_mode = AccessMode::READ_ONLY;

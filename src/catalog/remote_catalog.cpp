@@ -17,9 +17,9 @@ RemoteCatalog::RemoteCatalog(AttachedDatabase &db, std::shared_ptr<RemoteImageFi
 
 void RemoteCatalog::RefuseWrite() const {
 	Translated([&]() {
-		Fail(ErrorKind::INVALID_INPUT, "read_only",
-		     "The attached database " + GetAttached().GetName().GetIdentifierName() + " is a read-only remote " +
-		         "attachment of " + locator + ". Write to the database where it is exported from.");
+		Fail(ErrorCode::READ_ONLY, "The attached database " + GetAttached().GetName().GetIdentifierName() +
+		                               " is a read-only remote " + "attachment of " + locator +
+		                               ". Write to the database where it is exported from.");
 	});
 	throw InternalException("unreachable");
 }
@@ -58,7 +58,7 @@ CatalogEntryLookup RemoteCatalog::TryLookupEntryInternal(CatalogTransaction tran
 	auto alias = GetAttached().GetName().GetIdentifierName();
 	if (lookup_info.GetAtClause()) {
 		return Translated([&]() -> CatalogEntryLookup {
-			Fail(ErrorKind::INVALID_INPUT, "not_supported",
+			Fail(ErrorCode::NOT_SUPPORTED,
 			     "Time travel (AT) is not available on " + alias + ", a remote attachment of " + locator +
 			         ": it holds one exported snapshot and no history. Attach the descriptor of the snapshot you "
 			         "want (<data path>descriptors/<sha256>) instead.");
@@ -75,7 +75,7 @@ CatalogEntryLookup RemoteCatalog::TryLookupEntryInternal(CatalogTransaction tran
 	auto entry = schema->LookupEntry(transaction, lookup_info);
 	if (!entry && lookup_info.GetCatalogType() == CatalogType::TABLE_FUNCTION_ENTRY && IsCatalogFunction(name)) {
 		return Translated([&]() -> CatalogEntryLookup {
-			Fail(ErrorKind::INVALID_INPUT, "not_supported",
+			Fail(ErrorCode::NOT_SUPPORTED,
 			     alias + "." + name + "() is not available on a remote attachment (" + locator +
 			         "): it has no repository and no history. Call it on the database in the writer's repository.");
 		});

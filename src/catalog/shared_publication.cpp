@@ -27,7 +27,7 @@ static void KeepWork(Repository &repository, const std::string &database, const 
 	auto seen = repository.metadata->remote.Head(store_url, database, branch);
 	if (SeenByUs(repository, store_url, database, branch, now)) {
 		// The head did not move: this branch was built on work kept after an earlier conflict.
-		Fail(ErrorKind::IO, "branch_conflict",
+		Fail(ErrorCode::BRANCH_CONFLICT,
 		     "Branch " + branch + " of database " + database +
 		         " holds work kept after an earlier branch_conflict, which is never published on " + branch +
 		         ". This repository's work is kept as local snapshot " + std::to_string(kept) +
@@ -39,7 +39,7 @@ static void KeepWork(Repository &repository, const std::string &database, const 
 	auto since =
 	    seen ? "snapshot " + std::to_string(repository.metadata->shared.StoreSnapshotId(database, seen->snapshot_id))
 	         : std::string("no published snapshot");
-	Fail(ErrorKind::IO, "branch_conflict",
+	Fail(ErrorCode::BRANCH_CONFLICT,
 	     "Branch " + branch + " of database " + database + " " + moved +
 	         ", published by another writer, since this repository last saw it at " + since +
 	         ". Nothing there was overwritten, and this repository's work is kept as local snapshot " +
@@ -100,7 +100,7 @@ SnapshotRecord TakeSharedSnapshot(duckdb::ClientContext &context, Repository &re
 	try {
 		ExportDatabase(context, repository, database);
 	} catch (DifferentialError &e) {
-		if (e.code != "head_conflict") {
+		if (e.code != ErrorCode::HEAD_CONFLICT) {
 			throw;
 		}
 		// Lost the race: another writer's commit record or head move landed first. Read where it is now.

@@ -28,9 +28,9 @@ void ReadSharedWriterOption(const std::string &key, const std::string &value, Sh
 		request.conflict_to_branch = value == "branch";
 		return;
 	}
-	Fail(ErrorKind::INVALID_INPUT, "invalid_option",
-	     key == "writers" ? "ATTACH option WRITERS takes 'shared' or 'single', got '" + value + "'."
-	                      : "ATTACH option ON_CONFLICT takes 'fail' or 'branch', got '" + value + "'.");
+	Fail(ErrorCode::INVALID_OPTION, key == "writers"
+	                                    ? "ATTACH option WRITERS takes 'shared' or 'single', got '" + value + "'."
+	                                    : "ATTACH option ON_CONFLICT takes 'fail' or 'branch', got '" + value + "'.");
 }
 
 void CheckSharedWriterRequest(Repository &repository, const std::string &database, const SharedWriterRequest &request,
@@ -41,18 +41,18 @@ void CheckSharedWriterRequest(Repository &repository, const std::string &databas
 	auto &metadata = *repository.metadata;
 	bool exists = metadata.history.FindDatabase(database).has_value();
 	if (read_only) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "WRITERS and ON_CONFLICT are stored with the database by a read-write ATTACH; a read-only ATTACH "
 		     "publishes nothing. Remove them, or attach read-write.");
 	}
 	bool shared = request.shared.value_or(exists && metadata.shared.Settings(database).shared);
 	if (request.conflict_to_branch && !shared) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_option",
+		Fail(ErrorCode::INVALID_OPTION,
 		     "ON_CONFLICT applies to databases written by several hosts. Add WRITERS 'shared' (with a DATA_PATH), "
 		     "or remove ON_CONFLICT.");
 	}
 	if (shared && !has_data_path && !(exists && metadata.remote.DataPath(database))) {
-		Fail(ErrorKind::INVALID_INPUT, "data_path_required",
+		Fail(ErrorCode::DATA_PATH_REQUIRED,
 		     "WRITERS 'shared' publishes through the branch heads in an object store, and database " +
 		         QuoteName(database) +
 		         " has no DATA_PATH. Add DATA_PATH 's3://bucket/prefix/' to the ATTACH (nothing was changed).");
@@ -67,7 +67,7 @@ std::optional<StoreHead> ReadStoreHead(ObjectStore &store, const std::string &st
 		return std::nullopt;
 	}
 	if (!got.outcome.Ok()) {
-		Fail(ErrorKind::IO, "export_failed",
+		Fail(ErrorCode::EXPORT_FAILED,
 		     "Cannot read the head " + store_url + key + " (" + ObjectStatusName(got.outcome.status) + ": " +
 		         got.outcome.detail +
 		         "), so this shared writer cannot tell where the branch is; nothing was changed. "
@@ -76,7 +76,7 @@ std::optional<StoreHead> ReadStoreHead(ObjectStore &store, const std::string &st
 	StoreHead out;
 	std::string why;
 	if (!DecodeHead(got.data, out.head, why)) {
-		Fail(ErrorKind::IO, "corrupt_head",
+		Fail(ErrorCode::CORRUPT_HEAD,
 		     "The head " + store_url + key + " cannot be read: " + why + ". Nothing was changed.");
 	}
 	out.etag = got.etag;

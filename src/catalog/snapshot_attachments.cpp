@@ -34,7 +34,7 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 	auto unit = StringUtil::Lower(at.Unit().GetIdentifierName());
 	auto &value = at.GetValue();
 	if (value.IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
+		Fail(ErrorCode::INVALID_AT_CLAUSE,
 		     "AT (" + unit + " => NULL) names no snapshot. Give a snapshot id or a timestamp.");
 	}
 	if (unit == "version") {
@@ -42,9 +42,9 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 		try {
 			id = value.DefaultCastAs(LogicalType::BIGINT).GetValue<int64_t>();
 		} catch (std::exception &) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
-			     "AT (VERSION => " + value.ToString() + ") is not a snapshot id. Use an integer from " + database +
-			         ".snapshots().");
+			Fail(ErrorCode::INVALID_AT_CLAUSE, "AT (VERSION => " + value.ToString() +
+			                                       ") is not a snapshot id. Use an integer from " + database +
+			                                       ".snapshots().");
 		}
 		metadata.history.RequireKeptSnapshot(database, id, database + ".snapshots()");
 		return id;
@@ -54,18 +54,17 @@ int64_t ResolveAtClause(MetadataStore &metadata, const std::string &database, co
 		try {
 			ts = value.DefaultCastAs(LogicalType::TIMESTAMP_TZ).GetValue<timestamp_t>();
 		} catch (std::exception &) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
-			     "AT (TIMESTAMP => " + value.ToString() + ") is not a timestamp.");
+			Fail(ErrorCode::INVALID_AT_CLAUSE, "AT (TIMESTAMP => " + value.ToString() + ") is not a timestamp.");
 		}
 		auto snapshot = metadata.history.FindSnapshotAsOf(database, Timestamp::GetEpochMicroSeconds(ts));
 		if (!snapshot) {
-			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-			     "Database " + QuoteName(database) + " has no snapshot at or before " + value.ToString() +
-			         ". List its snapshots with " + database + ".snapshots().");
+			Fail(ErrorCode::SNAPSHOT_NOT_FOUND, "Database " + QuoteName(database) + " has no snapshot at or before " +
+			                                        value.ToString() + ". List its snapshots with " + database +
+			                                        ".snapshots().");
 		}
 		return snapshot->snapshot_id;
 	}
-	Fail(ErrorKind::INVALID_INPUT, "invalid_at_clause",
+	Fail(ErrorCode::INVALID_AT_CLAUSE,
 	     "AT (" + unit + " => ...) is not supported. Use AT (VERSION => <snapshot id>) or AT (TIMESTAMP => <time>).");
 }
 
@@ -85,7 +84,7 @@ Catalog &SnapshotCatalog(ClientContext &context, const Repository &repository, c
 		}
 		attached = manager.GetDatabase(Identifier(name));
 		if (!attached) {
-			Fail(ErrorKind::INTERNAL, "internal",
+			Fail(ErrorCode::INTERNAL,
 			     "The snapshot attachment " + name + " vanished right after it was made. Retry the query.");
 		}
 	}

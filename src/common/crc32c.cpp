@@ -207,7 +207,7 @@ const char *Crc32cImplementationName(Crc32cImplementation implementation) {
 
 Crc32cImplementation SetCrc32cImplementationForTesting(Crc32cImplementation implementation) {
 	if (!Crc32cSupported(implementation)) {
-		Fail(ErrorKind::INTERNAL, "internal",
+		Fail(ErrorCode::INTERNAL,
 		     std::string("CRC32C implementation '") + Crc32cImplementationName(implementation) +
 		         "' is not available in this build on this CPU; a test asked for it. Check Crc32cSupported first.");
 	}

@@ -35,7 +35,7 @@ E ValueOf(const EnumText<E> (&table)[N], const std::string &text, const char *wh
 			return entry.value;
 		}
 	}
-	Fail(ErrorKind::IO, "corrupt_metadata",
+	Fail(ErrorCode::CORRUPT_METADATA,
 	     std::string("The metadata holds ") + what + " '" + text +
 	         "', which this version does not know; nothing was changed. Run differential_verify(), or open the "
 	         "repository with the version that wrote it.");

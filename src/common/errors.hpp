@@ -1,6 +1,8 @@
 // Every refusal the extension raises: "[differential:<code>] <what happened>. <what to do>".
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,14 +14,35 @@ namespace differential {
 //! an attached merge target raise it (docs/MERGES.md shows them so).
 enum class ErrorKind { INVALID_INPUT, NOT_FOUND, CONFLICT, IO, INVALID, PERMISSION, INTERNAL };
 
+//! Every code a refusal can carry, from the registry common/error_codes.def.
+enum class ErrorCode : uint16_t {
+#define DIFFERENTIAL_ERROR_CODE(name, text, kind, meaning) name,
+#include "common/error_codes.def"
+#undef DIFFERENTIAL_ERROR_CODE
+};
+
+//! How many codes the registry has (they number 0 .. ERROR_CODE_COUNT - 1).
+inline constexpr size_t ERROR_CODE_COUNT = 0
+#define DIFFERENTIAL_ERROR_CODE(name, text, kind, meaning) +1
+#include "common/error_codes.def"
+#undef DIFFERENTIAL_ERROR_CODE
+    ;
+
+//! The code as users see it in "[differential:<code>]" and in stored merge requests.
+const char *ToString(ErrorCode code);
+//! The kind a code is raised with unless its raise names another.
+ErrorKind KindOf(ErrorCode code);
+//! The code spelled `text`, or nothing for a word the registry does not have.
+std::optional<ErrorCode> ErrorCodeOf(const std::string &text);
+
 class DifferentialError : public std::runtime_error {
 public:
-	DifferentialError(ErrorKind kind, std::string code, const std::string &message)
-	    : std::runtime_error("[differential:" + code + "] " + message), kind(kind), code(std::move(code)),
+	DifferentialError(ErrorKind kind, ErrorCode code, const std::string &message)
+	    : std::runtime_error(std::string("[differential:") + ToString(code) + "] " + message), kind(kind), code(code),
 	      detail(message) {
 	}
 	ErrorKind kind;
-	std::string code;
+	ErrorCode code;
 	//! The message without its "[differential:<code>] " prefix.
 	std::string detail;
 };
@@ -30,7 +53,13 @@ public:
 //! around it. Gives back that error, of `kind`, or nothing when the text holds none of ours.
 std::optional<DifferentialError> ParseRaisedError(ErrorKind kind, const std::string &text);
 
-[[noreturn]] inline void Fail(ErrorKind kind, const std::string &code, const std::string &message) {
+//! Raises `code` with the kind the registry gives it.
+[[noreturn]] inline void Fail(ErrorCode code, const std::string &message) {
+	throw DifferentialError(KindOf(code), code, message);
+}
+
+//! Raises `code` with another kind: a code whose causes differ (bad input, or the disk refusing) keeps one name.
+[[noreturn]] inline void Fail(ErrorKind kind, ErrorCode code, const std::string &message) {
 	throw DifferentialError(kind, code, message);
 }
 

@@ -13,7 +13,7 @@ Hash256 Sha256(const void *data, size_t size) {
 	Hash256 out;
 	unsigned int len = 0;
 	if (EVP_Digest(data, size, out.data(), &len, EVP_sha256(), nullptr) != 1 || len != out.size()) {
-		Fail(ErrorKind::INTERNAL, "internal",
+		Fail(ErrorCode::INTERNAL,
 		     "SHA-256 computation failed in OpenSSL; nothing was written. Check the OpenSSL installation this "
 		     "process loads, then retry.");
 	}

@@ -26,7 +26,7 @@ std::string QuoteName(const std::string &name) {
 
 void ValidateName(const std::string &what, const std::string &name) {
 	auto refuse = [&](const std::string &why) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_name",
+		Fail(ErrorCode::INVALID_NAME,
 		     "The " + what + " name " + QuoteName(name) + " " + why +
 		         ". Use 1 to 128 characters of letters, digits, '_', '-' and '.', not starting with '.' or '-'.");
 	};
@@ -57,7 +57,7 @@ void ValidateName(const std::string &what, const std::string &name) {
 void ValidateNewBranchName(const std::string &name) {
 	ValidateName("branch", name);
 	if (name.rfind("__", 0) == 0) {
-		Fail(ErrorKind::INVALID_INPUT, "reserved_name",
+		Fail(ErrorCode::RESERVED_NAME,
 		     "Branch names starting with '__' are reserved for the extension's own branches; choose another name "
 		     "for " +
 		         QuoteName(name) + ".");

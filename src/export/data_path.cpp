@@ -9,7 +9,7 @@ ObjectStoreUrl ParseDataPath(const std::string &value) {
 	ObjectStoreUrl url;
 	std::string why;
 	if (!ParseObjectStoreUrl(value, url, why)) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_data_path",
+		Fail(ErrorCode::INVALID_DATA_PATH,
 		     "The object store URL '" + value + "' is not usable: " + why +
 		         ". Write s3://<bucket>/<prefix>/ (or file:///<absolute directory>/ for a local one).");
 	}

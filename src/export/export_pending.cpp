@@ -25,7 +25,7 @@ ExportLock::ExportLock(const std::string &root) {
 		if (fd >= 0) {
 			close(fd);
 		}
-		Fail(ErrorKind::IO, "export_failed",
+		Fail(ErrorCode::EXPORT_FAILED,
 		     "Cannot take the export lock " + path + ": " + error + ". Check the repository directory's permissions.");
 	}
 }
@@ -46,15 +46,15 @@ static std::string RetryHint(const std::string &database) {
 	                                     " is committed locally";
 	auto what = subject + ", but exporting to " + context.store_url + " failed (" + e.what() + "). ";
 	if (e.status == ObjectStatus::DENIED) {
-		Fail(ErrorKind::IO, "access_denied",
+		Fail(ErrorCode::ACCESS_DENIED,
 		     what + "The store refused the credentials: check the TYPE s3 secret whose SCOPE covers " +
 		         context.store_url + " (or the AWS credential chain). " + RetryHint(context.database));
 	}
-	Fail(ErrorKind::IO, "export_failed", what + RetryHint(context.database));
+	Fail(ErrorCode::EXPORT_FAILED, what + RetryHint(context.database));
 }
 
 [[noreturn]] static void RaiseConflict(const ExportContext &context, int64_t snapshot_id, const std::string &why) {
-	Fail(ErrorKind::CONFLICT, "head_conflict",
+	Fail(ErrorCode::HEAD_CONFLICT,
 	     "Another writer publishes database " + context.database + " to " + context.store_url + ": " + why +
 	         ". Nothing there was overwritten, and snapshot " + std::to_string(snapshot_id) +
 	         " stays local. Attach the published head read-only to see the other writer's state; to publish this "
@@ -62,7 +62,7 @@ static std::string RetryHint(const std::string &database) {
 }
 
 [[noreturn]] static void RaiseProbeRefusal(const ExportContext &context, const std::string &why) {
-	Fail(ErrorKind::IO, "conditional_writes_unsupported",
+	Fail(ErrorCode::CONDITIONAL_WRITES_UNSUPPORTED,
 	     "The store " + context.store_url + " does not honour conditional writes (" + why +
 	         "), so branch heads there could silently overwrite each other; no head was published. The snapshots "
 	         "stay local (their other objects may already be uploaded). Use an S3 service that honours If-None-Match "

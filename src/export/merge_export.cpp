@@ -23,7 +23,7 @@ Hash256 ExportMergeResult(ExportContext &context, const std::string &prepared_br
 	StoredFile file;
 	// The prepared branch is the request's alone: nothing else writes or drops it while it exists.
 	if (!context.repository.storage->catalog->LoadFile(address, file)) {
-		Fail(ErrorKind::INTERNAL, "internal",
+		Fail(ErrorCode::INTERNAL,
 		     "The prepared merge result " + prepared_branch + " has no database file; nothing was exported.");
 	}
 	ExportDescriptor descriptor;

@@ -28,7 +28,7 @@ class RootPin {
 public:
 	RootPin(FileCatalog &catalog, const FileAddress &address) : catalog(catalog) {
 		if (!catalog.LoadFile(address, file, PinKind::READER)) {
-			Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 			     "Snapshot " + std::to_string(address.snapshot_id) + " of database " + address.database +
 			         " has no stored file (it was expired meanwhile). Nothing to export.");
 		}
@@ -77,10 +77,9 @@ static std::vector<uint8_t> FillPack(RepositoryStorage &storage, const std::vect
 		pack.resize(pack.size() + entry.length);
 		storage.segments.Read(locations[i], pack.data() + entry.offset);
 		if (Sha256(pack.data() + entry.offset, entry.length) != entry.chunk) {
-			Fail(ErrorKind::IO, "corrupt_chunk",
-			     "Chunk " + HashToHex(entry.chunk) +
-			         " does not match its SHA-256 in the local segments, so it was "
-			         "not exported. Run differential_verify() to find what else is damaged.");
+			Fail(ErrorCode::CORRUPT_CHUNK, "Chunk " + HashToHex(entry.chunk) +
+			                                   " does not match its SHA-256 in the local segments, so it was "
+			                                   "not exported. Run differential_verify() to find what else is damaged.");
 		}
 		entries.push_back(entry);
 		next++;
@@ -223,9 +222,9 @@ Hash256 ExportSnapshotObjects(ExportContext &context, int64_t snapshot_id, Expor
 	auto &metadata = *context.repository.metadata;
 	auto snapshot = metadata.history.FindSnapshot(context.database, snapshot_id);
 	if (!snapshot) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-		     "Database " + context.database + " has no snapshot " + std::to_string(snapshot_id) +
-		         " (expired meanwhile?). Nothing was exported for it.");
+		Fail(ErrorCode::SNAPSHOT_NOT_FOUND, "Database " + context.database + " has no snapshot " +
+		                                        std::to_string(snapshot_id) +
+		                                        " (expired meanwhile?). Nothing was exported for it.");
 	}
 	FileAddress address;
 	address.repository = context.repository.root;

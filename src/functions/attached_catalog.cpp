@@ -16,19 +16,19 @@ using namespace duckdb;
 DifferentialCatalog &AttachedDifferentialCatalog(ClientContext &context, const std::string &name) {
 	auto attached = DatabaseManager::Get(context).GetDatabase(Identifier(name));
 	if (!attached) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_attached",
-		     "No database is attached as " + QuoteName(name) + ". Attach it first with ATTACH 'differential:" + name +
-		         "' AS " + name + ", and pass the attached name.");
+		Fail(ErrorCode::DATABASE_NOT_ATTACHED, "No database is attached as " + QuoteName(name) +
+		                                           ". Attach it first with ATTACH 'differential:" + name + "' AS " +
+		                                           name + ", and pass the attached name.");
 	}
 	if (auto remote = dynamic_cast<RemoteCatalog *>(&attached->GetCatalog())) {
-		Fail(ErrorKind::INVALID_INPUT, "not_supported",
+		Fail(ErrorCode::NOT_SUPPORTED,
 		     "The attached database " + QuoteName(name) + " is a read-only remote attachment of " + remote->locator +
 		         ": it has no repository and no history. Call this function on the database in the writer's "
 		         "repository.");
 	}
 	auto catalog = dynamic_cast<DifferentialCatalog *>(&attached->GetCatalog());
 	if (!catalog) {
-		Fail(ErrorKind::INVALID_INPUT, "not_a_differential_database",
+		Fail(ErrorCode::NOT_A_DIFFERENTIAL_DATABASE,
 		     "The attached database " + QuoteName(name) +
 		         " is not a differential database. Attach one with ATTACH 'differential:<name>'.");
 	}
@@ -44,7 +44,7 @@ std::shared_ptr<Repository> CurrentRepository(ClientContext &context) {
 int64_t SnapshotOrLatest(MetadataStore &metadata, const std::string &database, std::optional<int64_t> snapshot,
                          const std::string &purpose) {
 	if (!metadata.history.FindDatabase(database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		Fail(ErrorCode::DATABASE_NOT_FOUND,
 		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
 	}
 	if (snapshot) {
@@ -52,7 +52,7 @@ int64_t SnapshotOrLatest(MetadataStore &metadata, const std::string &database, s
 	}
 	auto latest = metadata.history.LatestSnapshot(database);
 	if (!latest) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 		     "Database " + QuoteName(database) + " has no snapshot on main to " + purpose +
 		         ". Take one with differential_create_snapshot(), or pass snapshot => <id>.");
 	}

@@ -34,11 +34,11 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		}
 	}
 	if (has_all && has_age) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "differential_cleanup_old_files takes cleanup_all => true or older_than => INTERVAL, not both.");
 	}
 	if (age_us < 0) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "older_than => INTERVAL must not be negative.");
+		Fail(ErrorCode::INVALID_ARGUMENT, "older_than => INTERVAL must not be negative.");
 	}
 	return BindRows(
 	    {{"bytes_freed", LogicalType::UBIGINT},

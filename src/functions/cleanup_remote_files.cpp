@@ -62,7 +62,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		}
 	}
 	if (options.grace_ms < 0) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "grace => INTERVAL must not be negative.");
+		Fail(ErrorCode::INVALID_ARGUMENT, "grace => INTERVAL must not be negative.");
 	}
 	auto progress = std::make_shared<std::atomic<double>>(0);
 	return BindRows(

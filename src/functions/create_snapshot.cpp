@@ -34,21 +34,20 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [attached, request, progress](ClientContext &context) {
 		    auto &catalog = AttachedDifferentialCatalog(context, attached);
 		    if (catalog.snapshot_id >= 0 || catalog.GetAttached().IsReadOnly()) {
-			    Fail(ErrorKind::INVALID_INPUT, "read_only",
-			         "The attachment " + QuoteName(attached) +
-			             " is read-only; snapshots are taken of a branch attached read-write.");
+			    Fail(ErrorCode::READ_ONLY, "The attachment " + QuoteName(attached) +
+			                                   " is read-only; snapshots are taken of a branch attached read-write.");
 		    }
 		    if (!context.transaction.IsAutoCommit()) {
-			    Fail(ErrorKind::INVALID_INPUT, "autocommit_required",
+			    Fail(ErrorCode::AUTOCOMMIT_REQUIRED,
 			         "differential_create_snapshot checkpoints the database and cannot run inside an "
 			         "explicit transaction. COMMIT or ROLLBACK first, then call it on its own.");
 		    }
 		    try {
 			    DuckTransactionManager::Get(catalog.GetAttached()).Checkpoint(context, false);
 		    } catch (TransactionException &e) {
-			    Fail(ErrorKind::CONFLICT, "transaction_conflict",
-			         "Cannot snapshot " + QuoteName(attached) + " while other transactions write to it (" +
-			             std::string(e.what()) + "). Retry when they have committed.");
+			    Fail(ErrorCode::TRANSACTION_CONFLICT, "Cannot snapshot " + QuoteName(attached) +
+			                                              " while other transactions write to it (" +
+			                                              std::string(e.what()) + "). Retry when they have committed.");
 		    }
 		    auto &metadata = *catalog.repository->metadata;
 		    if (metadata.shared.Settings(catalog.database_name).shared) {

@@ -38,9 +38,8 @@ static unique_ptr<FunctionData> BindDiff(ClientContext &context, TableFunctionBi
 	data->repository = repository->root;
 	auto &metadata = *repository->metadata;
 	if (!metadata.history.FindDatabase(data->database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
-		     "Database " + QuoteName(data->database) +
-		         " does not exist. List databases with differential_databases().");
+		Fail(ErrorCode::DATABASE_NOT_FOUND, "Database " + QuoteName(data->database) +
+		                                        " does not exist. List databases with differential_databases().");
 	}
 	data->from = ResolveDiffVersion(metadata, data->database, input.inputs[1], "from");
 	data->to = ResolveDiffVersion(metadata, data->database, input.inputs[2], "to");
@@ -62,7 +61,7 @@ static unique_ptr<GlobalTableFunctionState> InitDiff(ClientContext &context, Tab
 		// Snapshots never change, so this holds unless the table's snapshot was replaced under the same
 		// id, which differential never does; a mismatch is our bug, not the caller's.
 		if (state->diff->Types() != data.types) {
-			Fail(ErrorKind::INTERNAL, "internal",
+			Fail(ErrorCode::INTERNAL,
 			     "The table's definition changed between binding and running differential_diff. Run it again.");
 		}
 		state->stream = state->diff->Stream();

@@ -48,7 +48,7 @@ static unique_ptr<FunctionData> BindDropDatabase(ClientContext &, TableFunctionB
 		    auto &metadata = *repository->metadata;
 		    auto record = metadata.history.FindDatabase(database, true);
 		    if (!record) {
-			    Fail(ErrorKind::NOT_FOUND, "database_not_found",
+			    Fail(ErrorCode::DATABASE_NOT_FOUND,
 			         "Database " + QuoteName(database) +
 			             " does not exist. List databases with differential_databases().");
 		    }

@@ -34,7 +34,7 @@ static void PublishExpiries(ClientContext &context, Repository &repository, cons
 		LogWarning("expiry_records_deferred", "database " + database +
 		                                          ": the expiry is committed locally; its expiry records wait for the "
 		                                          "next export (" +
-		                                          e.code + ")");
+		                                          ToString(e.code) + ")");
 	}
 }
 
@@ -45,7 +45,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	auto versions = Named(input, "versions");
 	auto older_than = Named(input, "older_than");
 	if (versions.has_value() == older_than.has_value()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "differential_expire_snapshots takes exactly one of versions => [ids] and older_than => INTERVAL.");
 	}
 	std::vector<int64_t> ids;
@@ -53,14 +53,14 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	if (versions) {
 		for (auto &child : ListValue::GetChildren(*versions)) {
 			if (child.IsNull()) {
-				Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "versions => [...] must not contain NULL.");
+				Fail(ErrorCode::INVALID_ARGUMENT, "versions => [...] must not contain NULL.");
 			}
 			ids.push_back(child.GetValue<int64_t>());
 		}
 	} else {
 		age_us = Interval::GetMicro(older_than->GetValue<interval_t>());
 		if (age_us < 0) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "older_than => INTERVAL must not be negative.");
+			Fail(ErrorCode::INVALID_ARGUMENT, "older_than => INTERVAL must not be negative.");
 		}
 	}
 	bool by_age = older_than.has_value();

@@ -48,13 +48,13 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    auto &metadata = *repository->metadata;
 		    auto data_path = metadata.remote.DataPath(database);
 		    if (!data_path) {
-			    Fail(ErrorKind::INVALID_INPUT, "no_data_path",
+			    Fail(ErrorCode::NO_DATA_PATH,
 			         "Database " + QuoteName(database) +
 			             " has no DATA_PATH, so its snapshots are local only. Give it one with ATTACH 'differential:" +
 			             database + "' (DATA_PATH 's3://bucket/prefix/').");
 		    }
 		    if (snapshot && !metadata.history.FindSnapshot(database, *snapshot)) {
-			    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			    Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 			         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(*snapshot) +
 			             ". List its snapshots with differential_snapshots('" + database + "').");
 		    }

@@ -45,7 +45,7 @@ void CheckSqlFunctionsSetting(ClientContext &context, const Value &parameter) {
 	auto mode = parameter.IsNull() ? std::string() : StringUtil::Lower(parameter.ToString());
 	Translated([&]() {
 		if (mode != "all" && mode != "read_only") {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+			Fail(ErrorCode::INVALID_ARGUMENT,
 			     "differential_sql_functions takes 'all' (default: every function) or 'read_only' (functions that "
 			     "write a repository are refused); got " +
 			         parameter.ToString() + ". Nothing was changed.");
@@ -53,7 +53,7 @@ void CheckSqlFunctionsSetting(ClientContext &context, const Value &parameter) {
 		// A sandbox sets 'read_only' before it locks the configuration; going back is refused as well, so the
 		// lock is not the only thing standing between a session and the writers.
 		if (mode == "all" && SqlFunctionsReadOnly(context)) {
-			Fail(ErrorKind::INVALID_INPUT, "function_not_allowed",
+			Fail(ErrorCode::FUNCTION_NOT_ALLOWED,
 			     "differential_sql_functions is 'read_only' in this DuckDB instance and stays so. Open another "
 			     "instance to call functions that write a repository.");
 		}
@@ -65,7 +65,7 @@ static unique_ptr<FunctionData> CheckedBind(ClientContext &context, TableFunctio
 	auto &guard = input.info->Cast<GuardInfo>();
 	if (guard.access == FunctionAccess::WRITES && SqlFunctionsReadOnly(context)) {
 		Translated([&]() {
-			Fail(ErrorKind::INVALID_INPUT, "function_not_allowed",
+			Fail(ErrorCode::FUNCTION_NOT_ALLOWED,
 			     guard.name + " writes a repository, and differential_sql_functions is 'read_only' here. Ask whoever "
 			                  "owns the repository (e.g. the review server's API) to do it; reads such as "
 			                  "differential_snapshots() stay available.");

@@ -32,7 +32,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    auto graph = metadata.history.ReachableParents(database, {ours, theirs});
 		    for (auto id : {ours, theirs}) {
 			    if (!graph.count(id)) {
-				    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+				    Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 				         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
 				             ". List its snapshots with differential_snapshots('" + database + "').");
 			    }

@@ -30,7 +30,7 @@ static const std::vector<ResultColumn> RESULT_COLUMNS = {
 //! undo: it runs only in autocommit mode.
 static void RequireAutoCommit(ClientContext &context) {
 	if (!context.transaction.IsAutoCommit()) {
-		Fail(ErrorKind::INVALID_INPUT, "autocommit_required",
+		Fail(ErrorCode::AUTOCOMMIT_REQUIRED,
 		     "Merges run in autocommit mode only: the published result could not be rolled back with your "
 		     "transaction. COMMIT or ROLLBACK first, then run the merge on its own.");
 	}

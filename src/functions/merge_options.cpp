@@ -63,7 +63,7 @@ static int64_t NonNegative(TableFunctionBindInput &input, const std::string &nam
 		return fallback;
 	}
 	if (*value < 0) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     name + " must be 0 or more (0 means no limit for the limits), not " + std::to_string(*value) + ".");
 	}
 	return *value;

@@ -83,7 +83,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	    [=](ClientContext &context) {
 		    auto &metadata = *CurrentRepository(context)->metadata;
 		    if (!metadata.merges.FindMergeRequest(database, request_id)) {
-			    Fail(ErrorKind::NOT_FOUND, "merge_request_not_found",
+			    Fail(ErrorCode::MERGE_REQUEST_NOT_FOUND,
 			         "Database " + QuoteName(database) + " has no merge request " + QuoteName(request_id) +
 			             ". List them with differential_merge_requests('" + database + "').");
 		    }

@@ -17,14 +17,14 @@ using namespace duckdb;
 static Rows Recover(ClientContext &context, const std::string &url, const std::string &name, bool same_identity) {
 	auto repository = CurrentRepository(context);
 	if (repository->metadata->history.FindDatabase(name)) {
-		Fail(ErrorKind::CONFLICT, "database_exists",
+		Fail(ErrorCode::DATABASE_EXISTS,
 		     "Database " + QuoteName(name) +
 		         " already exists. Recover into a new name, or drop it first with differential_drop_database('" + name +
 		         "').");
 	}
 	auto opened = OpenExport(context, url);
 	if (opened.locator.kind != RemoteLocator::Kind::HEAD) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_locator",
+		Fail(ErrorCode::INVALID_LOCATOR,
 		     "differential_recover_branch needs a branch head (<data path>heads/<database>/<branch>), not a "
 		     "descriptor: " +
 		         url + ". Use differential_recover_export for a descriptor.");
@@ -42,7 +42,7 @@ static Rows Recover(ClientContext &context, const std::string &url, const std::s
 	}
 	std::string why;
 	if (!DecodeHead(got.data, request.head, why)) {
-		Fail(ErrorKind::IO, "corrupt_head", "The head " + key + " is damaged: " + why + ". Nothing was recovered.");
+		Fail(ErrorCode::CORRUPT_HEAD, "The head " + key + " is damaged: " + why + ". Nothing was recovered.");
 	}
 	request.head_etag = got.etag;
 	auto store_url = opened.locator.store_url;

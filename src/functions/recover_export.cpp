@@ -23,11 +23,10 @@ static Rows Recover(ClientContext &context, const std::string &locator, const st
 	auto repository = CurrentRepository(context);
 	auto &metadata = *repository->metadata;
 	if (metadata.history.FindDatabase(name)) {
-		Fail(ErrorKind::CONFLICT, "database_exists",
-		     "Database " + QuoteName(name) +
-		         " already exists. Recover into a new name, or drop it first with "
-		         "differential_drop_database('" +
-		         name + "').");
+		Fail(ErrorCode::DATABASE_EXISTS, "Database " + QuoteName(name) +
+		                                     " already exists. Recover into a new name, or drop it first with "
+		                                     "differential_drop_database('" +
+		                                     name + "').");
 	}
 	auto opened = OpenExport(context, locator);
 	auto store_url = CanonicalDataPath(opened.locator.store_url);

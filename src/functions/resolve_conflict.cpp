@@ -16,14 +16,14 @@ static Rows Resolve(ClientContext &context, const std::string &database, const s
 	auto repository = CurrentRepository(context);
 	auto &metadata = *repository->metadata;
 	if (!metadata.history.FindBranch(database, branch)) {
-		Fail(ErrorKind::NOT_FOUND, metadata.history.FindDatabase(database) ? "branch_not_found" : "database_not_found",
+		Fail(metadata.history.FindDatabase(database) ? ErrorCode::BRANCH_NOT_FOUND : ErrorCode::DATABASE_NOT_FOUND,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " does not exist. List branches with differential_branches('" + database + "').");
 	}
 	auto kept = metadata.shared.Conflict(database, branch);
 	auto data_path = metadata.remote.DataPath(database);
 	if (!kept || !data_path) {
-		Fail(ErrorKind::INVALID_INPUT, "no_conflict",
+		Fail(ErrorCode::NO_CONFLICT,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " has no unresolved branch_conflict, so there is nothing to resolve (nothing was changed). "
 		         "Conflicts come from differential_create_snapshot on a database attached with WRITERS 'shared'.");
@@ -32,7 +32,7 @@ static Rows Resolve(ClientContext &context, const std::string &database, const s
 	auto lock = LockClosedBranch(repository->root, database, branch);
 	bool has_wal = false;
 	if (metadata.history.HasUnsnapshottedChanges(database, branch, has_wal)) {
-		Fail(ErrorKind::CONFLICT, "branch_changed",
+		Fail(ErrorCode::BRANCH_CHANGED,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " has changes made after its kept snapshot " + std::to_string(*kept) +
 		         " that are in no snapshot (nothing was changed). Attach it, take a snapshot (it is kept as well), "
@@ -55,7 +55,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	ValidateName("database", database);
 	auto keep = NamedString(input, "keep");
 	if (!keep || *keep != "branch") {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "differential_resolve_conflict needs keep => 'branch' (the kept snapshot goes to a branch of its own, "
 		     "and the branch follows S3)" +
 		         (keep ? ", got '" + *keep + "'." : std::string(".")));

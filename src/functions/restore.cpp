@@ -17,7 +17,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
 	if (input.inputs[1].IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The snapshot to restore must not be NULL.");
+		Fail(ErrorCode::INVALID_ARGUMENT, "The snapshot to restore must not be NULL.");
 	}
 	auto snapshot_id = input.inputs[1].GetValue<int64_t>();
 	auto branch = NamedString(input, "branch").value_or("main");
@@ -31,13 +31,13 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    auto repository = CurrentRepository(context);
 		    auto &metadata = *repository->metadata;
 		    if (!metadata.history.FindBranch(database, branch)) {
-			    Fail(ErrorKind::NOT_FOUND,
-			         metadata.history.FindDatabase(database) ? "branch_not_found" : "database_not_found",
+			    Fail(metadata.history.FindDatabase(database) ? ErrorCode::BRANCH_NOT_FOUND
+			                                                 : ErrorCode::DATABASE_NOT_FOUND,
 			         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 			             " does not exist. List branches with differential_branches('" + database + "').");
 		    }
 		    if (!metadata.history.FindSnapshot(database, snapshot_id)) {
-			    Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+			    Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 			         "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
 			             ". List its snapshots with differential_snapshots('" + database + "').");
 		    }
@@ -53,7 +53,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    Value preserved(LogicalType::BIGINT);
 		    if (metadata.history.HasUnsnapshottedChanges(database, branch, has_wal)) {
 			    if (has_wal) {
-				    Fail(ErrorKind::CONFLICT, "branch_changed",
+				    Fail(ErrorCode::BRANCH_CHANGED,
 				         "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 				             " was written while the restore prepared it. Retry once nothing writes it.");
 			    }

@@ -157,14 +157,14 @@ TableFunction MakeRowsFunction(const std::string &name, vector<LogicalType> argu
 std::string StringArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
 	auto &value = input.inputs[index];
 	if (value.IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " must not be NULL.");
+		Fail(ErrorCode::INVALID_ARGUMENT, "The " + what + " must not be NULL.");
 	}
 	return value.ToString();
 }
 
 int64_t SnapshotArgument(TableFunctionBindInput &input, size_t index, const std::string &what) {
 	if (input.inputs[index].IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "The " + what + " snapshot must not be NULL.");
+		Fail(ErrorCode::INVALID_ARGUMENT, "The " + what + " snapshot must not be NULL.");
 	}
 	return input.inputs[index].GetValue<int64_t>();
 }

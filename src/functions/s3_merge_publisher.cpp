@@ -37,16 +37,16 @@ public:
 			return ExportMergeResult(context, publication.prepared_branch, publication.snapshot_id,
 			                         publication.created_at_us, stats);
 		} catch (ExportFailure &e) {
-			Fail(ErrorKind::IO, e.status == ObjectStatus::DENIED ? "access_denied" : "export_failed",
+			Fail(e.status == ObjectStatus::DENIED ? ErrorCode::ACCESS_DENIED : ErrorCode::EXPORT_FAILED,
 			     "Exporting the prepared result of merge request " + QuoteName(publication.request_id) + " to " + url +
 			         " failed (" + e.what() +
 			         "). The request stays prepared and nothing was published; retry the same call (check the TYPE s3 "
 			         "secret if access was denied).");
 		} catch (RemoteConflict &e) {
-			Fail(ErrorKind::CONFLICT, "head_conflict",
-			     "Another copy of database " + QuoteName(database) + " publishes to " + url + ": " + e.what() +
-			         ". Merge request " + QuoteName(publication.request_id) +
-			         " was not published; end it with differential_abort_merge.");
+			Fail(ErrorCode::HEAD_CONFLICT, "Another copy of database " + QuoteName(database) + " publishes to " + url +
+			                                   ": " + e.what() + ". Merge request " +
+			                                   QuoteName(publication.request_id) +
+			                                   " was not published; end it with differential_abort_merge.");
 		}
 	}
 
@@ -57,7 +57,7 @@ public:
 			return Convert(PutMergeHead(context, HeadKey(database, branch), HeadText(branch, publication),
 			                            publication.start_etag, stats));
 		} catch (ProbeRefusal &e) {
-			Fail(ErrorKind::IO, "conditional_writes_unsupported",
+			Fail(ErrorCode::CONDITIONAL_WRITES_UNSUPPORTED,
 			     "The store " + url + " does not honour conditional writes (" + e.what() +
 			         "), so the merge's head was not written. Retry the same call against an S3 service that honours "
 			         "If-Match and If-None-Match on PUT.");
@@ -75,7 +75,7 @@ public:
 			return Convert(ReadMergeHead(context, HeadKey(database, branch), HeadText(branch, publication),
 			                             publication.start_etag, stats));
 		} catch (ExportFailure &e) {
-			Fail(ErrorKind::IO, "publication_uncertain",
+			Fail(ErrorCode::PUBLICATION_UNCERTAIN,
 			     "Reading the head of branch " + QuoteName(branch) + " in " + url + " failed (" + e.what() +
 			         "), so the outcome of merge request " + QuoteName(publication.request_id) +
 			         "'s head write is still unknown; the request stays publication_uncertain. Retry the same call.");

@@ -59,7 +59,7 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 	ValidateName("database", database);
 	SnapshotPage page {NamedInteger(input, "before_snapshot_id"), NamedInteger(input, "page_size")};
 	if (page.page_size && *page.page_size < 1) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "page_size must be at least 1 (got " + std::to_string(*page.page_size) +
 		         "). Pass the number of snapshots per page, or leave it out to list them all.");
 	}

@@ -20,7 +20,7 @@ static unique_ptr<FunctionData> BindFor(std::string database, vector<LogicalType
 		    Rows rows;
 		    auto repository = CurrentRepository(context);
 		    if (!database.empty() && !repository->metadata->history.FindDatabase(database)) {
-			    Fail(ErrorKind::NOT_FOUND, "database_not_found",
+			    Fail(ErrorCode::DATABASE_NOT_FOUND,
 			         "Database " + QuoteName(database) +
 			             " does not exist. List databases with differential_databases().");
 		    }

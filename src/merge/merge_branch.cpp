@@ -67,20 +67,20 @@ static void CompareAndStage(MergeSession &session, MetadataStore &metadata, cons
 		if (duckdb::ErrorData(e).Type() != duckdb::ExceptionType::CONSTRAINT) {
 			throw;
 		}
-		Fail(ErrorKind::CONFLICT, "merge_validation_failed",
+		Fail(ErrorCode::MERGE_VALIDATION_FAILED,
 		     "The merged result violates a constraint (" + duckdb::ErrorData(e).RawMessage() +
 		         "), though each side alone satisfies it; nothing was merged. Preview it with validate => true and "
 		         "reconcile the rows on one branch.");
 	}
 	if (auto conflict = session.FirstSchemaConflict()) {
-		Fail(ErrorKind::INVALID_INPUT, ToString(conflict->kind),
+		Fail(conflict->kind,
 		     "Schema conflict: " + conflict->message +
 		         "; nothing was merged. Decisions cannot resolve schema conflicts: align the object on one branch, "
 		         "snapshot it, and merge again (preview with schema_mode to see every conflict).");
 	}
 	auto conflicts = ConflictCount(result);
 	if (conflicts > 0) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_conflict",
+		Fail(ErrorCode::MERGE_CONFLICT,
 		     ConflictingRows(conflicts) + "; use differential_merge_snapshots_preview('" + database + "', " +
 		         std::to_string(result.base) + ", " + std::to_string(result.ours) + ", " +
 		         std::to_string(result.theirs) +
@@ -151,7 +151,7 @@ static std::unique_ptr<BranchLock> LockCleanTarget(MetadataStore &metadata, cons
 	try {
 		RequireBranchClosed(repository, database, target);
 	} catch (DifferentialError &error) {
-		if (error.code != "active_attachment_or_transaction") {
+		if (error.code != ErrorCode::ACTIVE_ATTACHMENT_OR_TRANSACTION) {
 			throw;
 		}
 		Fail(ErrorKind::INVALID, error.code,
@@ -161,7 +161,7 @@ static std::unique_ptr<BranchLock> LockCleanTarget(MetadataStore &metadata, cons
 	}
 	bool has_wal = false;
 	if (metadata.history.HasUnsnapshottedChanges(database, target, has_wal)) {
-		Fail(ErrorKind::CONFLICT, "merge_target_dirty",
+		Fail(ErrorCode::MERGE_TARGET_DIRTY,
 		     "Branch " + QuoteName(target) + " has " +
 		         (has_wal ? std::string("uncheckpointed commits") : std::string("committed writes")) +
 		         " after its latest snapshot " + std::to_string(ours) +
@@ -173,9 +173,9 @@ static std::unique_ptr<BranchLock> LockCleanTarget(MetadataStore &metadata, cons
 	auto head = metadata.history.FindBranch(database, target);
 	if (!head || head->head_snapshot_id != ours ||
 	    metadata.history.HasUnsnapshottedChanges(database, target, has_wal)) {
-		Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
-		     "Branch " + QuoteName(target) + " is no longer at the merge's ours snapshot " + std::to_string(ours) +
-		         "; nothing was merged. Use a new request for the new state.");
+		Fail(ErrorCode::MERGE_INPUTS_CHANGED, "Branch " + QuoteName(target) +
+		                                          " is no longer at the merge's ours snapshot " + std::to_string(ours) +
+		                                          "; nothing was merged. Use a new request for the new state.");
 	}
 	return lock;
 }
@@ -186,9 +186,9 @@ static MergeBranchResult ResumePrepared(MetadataStore &metadata, const std::stri
                                         const std::string &database, MergeRecord record, bool create_destination,
                                         const MergeOptions &options, MergeOperation &operation) {
 	if (!options.publisher) {
-		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
-		     "Merge request " + QuoteName(record.request_id) + " was prepared for S3, but database " +
-		         QuoteName(database) + " has no DATA_PATH now; nothing was published. Abort the request.");
+		Fail(ErrorCode::DATA_PATH_MISMATCH, "Merge request " + QuoteName(record.request_id) +
+		                                        " was prepared for S3, but database " + QuoteName(database) +
+		                                        " has no DATA_PATH now; nothing was published. Abort the request.");
 	}
 	MergeBranchResult result;
 	result.branch_name = record.branch_name;
@@ -241,7 +241,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	}
 	auto evicted_before = options.publisher ? options.publisher->MaterializationMs() : 0;
 	if (create_destination && metadata.history.FindBranch(request.database, request.destination)) {
-		Fail(ErrorKind::CONFLICT, "branch_exists",
+		Fail(ErrorCode::BRANCH_EXISTS,
 		     "The destination " + QuoteName(request.destination) +
 		         " is an existing branch other than the target; nothing was merged. Merge into the target itself, "
 		         "or into a new branch name.");
@@ -254,7 +254,7 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 	TakeFrozenSettings(record, prior, options);
 	Attempt(metadata, request.database, record, result, operation, [&]() {
 		if (!ExpectedInputs(request, result)) {
-			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+			Fail(ErrorCode::MERGE_INPUTS_CHANGED,
 			     "The merge inputs are base " + std::to_string(result.base) + ", ours " + std::to_string(result.ours) +
 			         ", theirs " + std::to_string(result.theirs) +
 			         ", not the expected ones; nothing was merged. Review the new inputs and retry with their ids.");
@@ -299,7 +299,7 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
 	if (metadata.history.FindBranch(request.database, request.destination)) {
-		Fail(ErrorKind::CONFLICT, "branch_exists",
+		Fail(ErrorCode::BRANCH_EXISTS,
 		     "Branch " + QuoteName(request.destination) +
 		         " already exists; differential_merge_snapshots always writes a new branch. Choose a new name.");
 	}

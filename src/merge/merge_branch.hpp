@@ -93,7 +93,7 @@ struct MergePreview {
 	MergeBranchResult inputs;
 	ValidationState validation_state = ValidationState::NOT_CHECKED;
 	//! Why it is invalid: merge_validation_failed (a constraint) or a schema conflict kind.
-	std::string validation_code;
+	std::optional<ErrorCode> validation_code;
 	std::string validation_error;
 };
 

@@ -39,7 +39,7 @@ const ColumnDef *TableDef::FindColumn(const std::string &column) const {
 }
 
 [[noreturn]] static void Unsupported(const std::string &object, const std::string &side, const std::string &why) {
-	Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+	Fail(ErrorCode::MERGE_UNSUPPORTED,
 	     object + " in " + side + " " + why +
 	         ", which differential cannot merge (see the supported scope in docs/MERGES.md); nothing was merged. "
 	         "Change it on the branches, or merge this data manually with SQL.");

@@ -9,7 +9,7 @@ namespace differential {
 
 void RequireDatabase(MetadataStore &metadata, const std::string &database) {
 	if (!metadata.history.FindDatabase(database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		Fail(ErrorCode::DATABASE_NOT_FOUND,
 		     "Database " + QuoteName(database) + " does not exist. List databases with differential_databases().");
 	}
 }
@@ -26,19 +26,18 @@ MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &datab
 	                       : ComputeAncestry(metadata.history.ReachableParents(database, {result.ours, result.theirs}),
 	                                         result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
-		Fail(ErrorKind::INVALID, "merge_base_ambiguous",
+		Fail(ErrorCode::MERGE_BASE_AMBIGUOUS,
 		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
 		     "differential_merge_ancestry('" +
 		         database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) + ")).");
 	}
 	if (ancestry.selection == BaseSelection::UNRELATED) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_base_missing",
-		     "The heads of " + QuoteName(target) + " and " + QuoteName(source) +
-		         " share no recorded ancestor, so there is no base to merge from.");
+		Fail(ErrorCode::MERGE_BASE_MISSING, "The heads of " + QuoteName(target) + " and " + QuoteName(source) +
+		                                        " share no recorded ancestor, so there is no base to merge from.");
 	}
 	result.base = *ancestry.base;
 	if (!metadata.history.FindSnapshot(database, result.base)) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+		Fail(ErrorCode::SNAPSHOT_EXPIRED,
 		     "The merge base, snapshot " + std::to_string(result.base) + " of database " + QuoteName(database) +
 		         ", was expired; a merge needs its base kept. Merge with differential_merge_snapshots and a kept "
 		         "base instead.");
@@ -53,7 +52,7 @@ MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &datab
 	result.theirs = pending.theirs_snapshot_id;
 	for (auto id : {result.base, result.ours, result.theirs}) {
 		if (!metadata.history.FindSnapshot(database, id)) {
-			Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
+			Fail(ErrorCode::SNAPSHOT_EXPIRED,
 			     "Snapshot " + std::to_string(id) + ", an input frozen by the first attempt of request " +
 			         QuoteName(pending.request_id) + ", is gone; the request cannot be retried. Start a new request.");
 		}
@@ -66,7 +65,7 @@ void RequireKeptInputs(MetadataStore &metadata, const std::string &database, con
 		if (!metadata.history.FindSnapshot(database, id)) {
 			// Only on refusal, one seek: no read of the history's graph.
 			bool expired = metadata.history.SnapshotExpiredAt(database, id).has_value();
-			Fail(ErrorKind::NOT_FOUND, expired ? "snapshot_expired" : "snapshot_not_found",
+			Fail(expired ? ErrorCode::SNAPSHOT_EXPIRED : ErrorCode::SNAPSHOT_NOT_FOUND,
 			     "Snapshot " + std::to_string(id) + " of database " + QuoteName(database) +
 			         (expired ? " was expired" : " does not exist") +
 			         "; a merge needs all three inputs kept. List them with differential_snapshots('" + database +

@@ -34,7 +34,7 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 		} else if (options.validate && !trivial && ConflictCount(preview.inputs) == 0 &&
 		           session.FirstSchemaConflict()) {
 			preview.validation_state = ValidationState::INVALID;
-			preview.validation_code = ToString(session.FirstSchemaConflict()->kind);
+			preview.validation_code = session.FirstSchemaConflict()->kind;
 			preview.validation_error = session.FirstSchemaConflict()->message;
 		}
 	} catch (duckdb::Exception &e) {
@@ -42,7 +42,7 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 			throw;
 		}
 		preview.validation_state = ValidationState::INVALID;
-		preview.validation_code = "merge_validation_failed";
+		preview.validation_code = ErrorCode::MERGE_VALIDATION_FAILED;
 		preview.validation_error = duckdb::ErrorData(e).RawMessage();
 	}
 	return preview;
@@ -69,8 +69,8 @@ MergePreview PreviewMergeSnapshots(duckdb::DatabaseInstance &instance, MetadataS
 //! The problems a preflight lists, each as "<code>: <message>".
 struct Issues {
 	std::vector<std::string> &lines;
-	void Add(const std::string &code, const std::string &message) {
-		lines.push_back(code + ": " + message);
+	void Add(ErrorCode code, const std::string &message) {
+		lines.push_back(std::string(ToString(code)) + ": " + message);
 	}
 	//! Refusals name their code once, in the line's head.
 	void Add(const DifferentialError &error) {
@@ -85,7 +85,7 @@ static TargetState ReadTarget(MetadataStore &metadata, const std::string &reposi
 		if (!metadata.history.FindBranch(request.database, request.destination)) {
 			return TargetState::NEW;
 		}
-		issues.Add("branch_exists", "the destination is an existing branch other than the target");
+		issues.Add(ErrorCode::BRANCH_EXISTS, "the destination is an existing branch other than the target");
 		return TargetState::EXISTS;
 	}
 	try {
@@ -95,13 +95,13 @@ static TargetState ReadTarget(MetadataStore &metadata, const std::string &reposi
 		if (!metadata.history.HasUnsnapshottedChanges(request.database, request.target, has_wal)) {
 			return TargetState::CLEAN;
 		}
-		issues.Add("merge_target_dirty", "the target has writes after its latest snapshot");
+		issues.Add(ErrorCode::MERGE_TARGET_DIRTY, "the target has writes after its latest snapshot");
 		return TargetState::DIRTY;
 	} catch (DifferentialError &error) {
 		issues.Add(error);
-		return error.code == "branch_locked"                      ? TargetState::LOCKED
-		       : error.code == "active_attachment_or_transaction" ? TargetState::ATTACHED
-		                                                          : TargetState::UNKNOWN;
+		return error.code == ErrorCode::BRANCH_LOCKED                      ? TargetState::LOCKED
+		       : error.code == ErrorCode::ACTIVE_ATTACHMENT_OR_TRANSACTION ? TargetState::ATTACHED
+		                                                                   : TargetState::UNKNOWN;
 	}
 }
 
@@ -116,17 +116,17 @@ static ValidationState Validate(duckdb::DatabaseInstance &instance, MetadataStor
 		inputs.objects = preview.inputs.objects;
 		for (auto &object : inputs.objects) {
 			for (auto &conflict : object.schema_conflicts) {
-				issues.Add(ToString(conflict.kind), conflict.message);
+				issues.Add(conflict.kind, conflict.message);
 			}
 		}
 		auto conflicts = ConflictCount(inputs);
 		if (conflicts > 0) {
-			issues.Add("merge_conflict", ConflictingRows(conflicts));
+			issues.Add(ErrorCode::MERGE_CONFLICT, ConflictingRows(conflicts));
 		}
 		// A schema conflict found while building the result is already listed with its object.
 		if (preview.validation_state == ValidationState::INVALID &&
-		    preview.validation_code == "merge_validation_failed") {
-			issues.Add(preview.validation_code, preview.validation_error);
+		    preview.validation_code == ErrorCode::MERGE_VALIDATION_FAILED) {
+			issues.Add(*preview.validation_code, preview.validation_error);
 		}
 		return preview.validation_state;
 	} catch (DifferentialError &error) {
@@ -137,7 +137,7 @@ static ValidationState Validate(duckdb::DatabaseInstance &instance, MetadataStor
 		if (auto raised = RaisedInside(data)) {
 			issues.Add(*raised);
 		} else {
-			issues.Add("internal", data.RawMessage());
+			issues.Add(ErrorCode::INTERNAL, data.RawMessage());
 		}
 	}
 	return ValidationState::NOT_CHECKED;
@@ -150,7 +150,7 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
 	Issues issues {preflight.issues};
 	preflight.inputs = SelectInputs(metadata, request.database, request.target, request.source);
 	if (!ExpectedInputs(request, preflight.inputs)) {
-		issues.Add("merge_inputs_changed", "the inputs are not the expected snapshot ids");
+		issues.Add(ErrorCode::MERGE_INPUTS_CHANGED, "the inputs are not the expected snapshot ids");
 	}
 	preflight.target_state = ReadTarget(metadata, repository, request, issues);
 	preflight.merge_action = PredictedAction(preflight.inputs, request.destination != request.target);

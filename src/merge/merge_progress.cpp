@@ -41,7 +41,7 @@ MergeOperation::MergeOperation(std::string database, std::string request_id, int
 	status.started_at_us = NowMicros();
 	std::lock_guard<std::mutex> guard(registry_lock);
 	if (max_concurrent > 0 && int64_t(registry.size()) >= max_concurrent) {
-		Fail(ErrorKind::CONFLICT, "merge_busy",
+		Fail(ErrorCode::MERGE_BUSY,
 		     "This process already runs " + std::to_string(registry.size()) +
 		         " merges (SET differential_merge_max_concurrent = " + std::to_string(max_concurrent) +
 		         "); nothing was merged. Retry when one finishes, or raise the setting.");
@@ -143,7 +143,7 @@ std::vector<MergeStatusRow> RunningMerges() {
 }
 
 void FailLimit(const std::string &what, int64_t used, int64_t limit, const std::string &option) {
-	Fail(ErrorKind::INVALID_INPUT, "merge_limit_exceeded",
+	Fail(ErrorCode::MERGE_LIMIT_EXCEEDED,
 	     "The merge " + what + ", over its limit of " + std::to_string(limit) + " (" + std::to_string(used) +
 	         "); nothing was merged. Raise it for this call with " + option + " => <n>, which a retry may change.");
 }

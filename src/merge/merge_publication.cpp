@@ -11,7 +11,7 @@ namespace differential {
 void RequireRequestForS3(const MergeOptions &options, const std::optional<std::string> &request_id,
                          const std::string &database) {
 	if (options.publisher && !request_id) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_request_required",
+		Fail(ErrorCode::MERGE_REQUEST_REQUIRED,
 		     "S3 merge requires a request_id: database " + QuoteName(database) + " publishes to " +
 		         options.publisher->StoreUrl() +
 		         ", and its merge publishes in durable steps that a retry must find again. Nothing was merged. "
@@ -21,7 +21,7 @@ void RequireRequestForS3(const MergeOptions &options, const std::optional<std::s
 
 [[noreturn]] static void RaiseUncertain(const MergeRecord &record, const MergePublication &publication,
                                         const std::string &detail) {
-	Fail(ErrorKind::IO, "publication_uncertain",
+	Fail(ErrorCode::PUBLICATION_UNCERTAIN,
 	     "The head write of merge request " + QuoteName(record.request_id) + " (snapshot " +
 	         std::to_string(publication.snapshot_id) + " to " + QuoteName(record.branch_name) + " in " +
 	         publication.store_url + ") was sent, but its outcome is unknown (" + detail +
@@ -34,7 +34,7 @@ void RequireRequestForS3(const MergeOptions &options, const std::optional<std::s
                                            const std::string &detail) {
 	// Known not published: the request may be aborted now.
 	metadata.merges.RecordPublicationState(database, record.request_id, RequestState::UPLOADED);
-	Fail(ErrorKind::CONFLICT, "head_conflict",
+	Fail(ErrorCode::HEAD_CONFLICT,
 	     "Another copy of database " + QuoteName(database) + " moved the head of branch " +
 	         QuoteName(record.branch_name) + " in " + publication.store_url + " since merge request " +
 	         QuoteName(record.request_id) + " started (" + detail +
@@ -103,13 +103,13 @@ int64_t ResumePublication(MetadataStore &metadata, MergePublisher &publisher, co
                           const MergeRecord &record) {
 	auto publication = metadata.merges.FindMergePublication(database, record.request_id);
 	if (!publication) {
-		Fail(ErrorKind::INTERNAL, "internal",
+		Fail(ErrorCode::INTERNAL,
 		     "Merge request " + QuoteName(record.request_id) +
 		         " is prepared but its prepared result is missing; abort it with differential_abort_merge and merge "
 		         "again under a new request_id.");
 	}
 	if (publication->store_url != publisher.StoreUrl()) {
-		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
+		Fail(ErrorCode::DATA_PATH_MISMATCH,
 		     "Merge request " + QuoteName(record.request_id) + " was prepared for " + publication->store_url +
 		         ", but database " + QuoteName(database) + " now publishes to " + publisher.StoreUrl() +
 		         "; nothing was published. Abort the request with differential_abort_merge.");

@@ -58,14 +58,14 @@ PriorRequest LookupRequest(MetadataStore &metadata, const std::string &database,
 		return prior;
 	}
 	if (done->arguments != arguments) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_request_mismatch",
+		Fail(ErrorCode::MERGE_REQUEST_MISMATCH,
 		     "Request " + QuoteName(*request_id) +
 		         " was already used with other arguments; nothing was merged. Use a new request_id for a different "
 		         "merge.");
 	}
 	switch (done->state) {
 	case RequestState::ABORTED:
-		Fail(ErrorKind::INVALID_INPUT, "merge_aborted",
+		Fail(ErrorCode::MERGE_ABORTED,
 		     "Request " + QuoteName(*request_id) +
 		         " was aborted, which is final; nothing was merged. Start the merge again under a new request_id.");
 	case RequestState::COMPLETE:
@@ -103,14 +103,14 @@ void TakeFrozenSettings(MergeRecord &record, const PriorRequest &prior, const Me
 //! our refusals raised inside SQL we ran (see RaisedInside); anything else is DuckDB's own failure.
 static std::pair<std::string, std::string> FailureOf(const std::exception &error) {
 	if (auto *known = dynamic_cast<const DifferentialError *>(&error)) {
-		return {known->code, known->what()};
+		return {ToString(known->code), known->what()};
 	}
 	if (!dynamic_cast<const duckdb::Exception *>(&error)) {
-		return {"internal", error.what()};
+		return {ToString(ErrorCode::INTERNAL), error.what()};
 	}
 	duckdb::ErrorData data(error);
 	auto raised = RaisedInside(data);
-	return {raised ? raised->code : std::string("internal"), data.RawMessage()};
+	return {ToString(raised ? raised->code : ErrorCode::INTERNAL), data.RawMessage()};
 }
 
 void Attempt(MetadataStore &metadata, const std::string &database, MergeRecord &record, MergeBranchResult &result,

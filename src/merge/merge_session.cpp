@@ -87,7 +87,7 @@ void MergeSession::FreezeSettings(const SessionSettings &frozen) {
 		}
 		auto result = connection->Query(std::string("SET ") + setting.first + " = " + SqlLiteral(*setting.second));
 		if (result->HasError()) {
-			Fail(ErrorKind::INVALID_INPUT, "merge_setting_unavailable",
+			Fail(ErrorCode::MERGE_SETTING_UNAVAILABLE,
 			     std::string("The merge evaluates its inputs with ") + setting.first + " " +
 			         QuoteName(*setting.second) +
 			         ", frozen by the request's first attempt, but this session cannot "
@@ -109,14 +109,14 @@ void MergeSession::ReadCatalogs(SchemaMode mode) {
 		try {
 			*std::get<0>(side) = ReadCatalog(*connection, *std::get<1>(side), std::get<2>(side));
 		} catch (DifferentialError &error) {
-			if (error.code != "merge_unsupported") {
+			if (error.code != ErrorCode::MERGE_UNSUPPORTED) {
 				throw;
 			}
 			unsupported += (unsupported.empty() ? "" : " Also: ") + error.detail;
 		}
 	}
 	if (!unsupported.empty()) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_unsupported", unsupported);
+		Fail(ErrorCode::MERGE_UNSUPPORTED, unsupported);
 	}
 	plan = PlanSchema(b, o, t, mode);
 }
@@ -279,14 +279,14 @@ void MergeSession::CheckDropsAgainstChanges(TablePlan &table) {
 	auto &name = table.shape.name;
 	if (table.table_drop_check != MergeSide::NONE &&
 	    ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(table.table_drop_check), "")) > 0) {
-		table.schema_conflicts.push_back({SchemaConflictKind::TABLE_DELETE_MODIFY, "",
+		table.schema_conflicts.push_back({ErrorCode::TABLE_DELETE_MODIFY, "",
 		                                  "table " + QuoteName(name) +
 		                                      " was dropped on one side and its rows changed on " +
 		                                      ToString(table.table_drop_check)});
 	}
 	for (auto &check : table.column_drop_checks) {
 		if (ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(check.second), check.first)) > 0) {
-			table.schema_conflicts.push_back({SchemaConflictKind::COLUMN_DELETE_MODIFY, check.first,
+			table.schema_conflicts.push_back({ErrorCode::COLUMN_DELETE_MODIFY, check.first,
 			                                  "column " + QuoteName(name + "." + check.first) +
 			                                      " was dropped on one side and changed on " + ToString(check.second)});
 		}
@@ -318,7 +318,7 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	// A table whose definitions clash has no single shape to compare rows in.
 	bool definitions_clash = false;
 	for (auto &conflict : table.schema_conflicts) {
-		definitions_clash = definitions_clash || conflict.kind == SchemaConflictKind::MERGE_SCHEMA_CONFLICT;
+		definitions_clash = definitions_clash || conflict.kind == ErrorCode::MERGE_SCHEMA_CONFLICT;
 	}
 	if (reads.ours_as_base) {
 		object.unchanged_sides.push_back(MergeSide::OURS);

@@ -154,7 +154,7 @@ void MergeSession::StageTable(const TablePlan &table) {
 }
 
 static SchemaConflict ViewBinding(const std::string &view, const std::string &error) {
-	return {SchemaConflictKind::VIEW_BINDING, "",
+	return {ErrorCode::VIEW_BINDING, "",
 	        "view " + QuoteName(view) + " does not bind against the merged catalog: " + error};
 }
 
@@ -223,7 +223,7 @@ void MergeSession::CheckViews() {
 		std::string ignored;
 		auto expected = OutputShape(*connection, Alias(view.output_side), view.name, ignored);
 		if (merged != expected) {
-			view.schema_conflicts.push_back({SchemaConflictKind::VIEW_OUTPUT, "",
+			view.schema_conflicts.push_back({ErrorCode::VIEW_OUTPUT, "",
 			                                 "view " + QuoteName(view.name) +
 			                                     " would return other columns in the result (" + merged + ") than on " +
 			                                     ToString(view.output_side) + " (" + expected + ")"});

@@ -43,28 +43,6 @@ inline const char *ToString(SchemaMode mode) {
 	return TextOf(SCHEMA_MODES, mode);
 }
 
-//! A schema conflict, and the error code (Invalid Input) a merge stops with at the first one.
-enum class SchemaConflictKind {
-	MERGE_SCHEMA_CONFLICT,
-	TABLE_DELETE_MODIFY,
-	COLUMN_DELETE_MODIFY,
-	VIEW_DEFINITION,
-	VIEW_BINDING,
-	VIEW_OUTPUT
-};
-
-inline constexpr EnumText<SchemaConflictKind> SCHEMA_CONFLICT_KINDS[] = {
-    {SchemaConflictKind::MERGE_SCHEMA_CONFLICT, "merge_schema_conflict"},
-    {SchemaConflictKind::TABLE_DELETE_MODIFY, "table_delete_modify"},
-    {SchemaConflictKind::COLUMN_DELETE_MODIFY, "column_delete_modify"},
-    {SchemaConflictKind::VIEW_DEFINITION, "view_definition"},
-    {SchemaConflictKind::VIEW_BINDING, "view_binding"},
-    {SchemaConflictKind::VIEW_OUTPUT, "view_output"}};
-
-inline const char *ToString(SchemaConflictKind kind) {
-	return TextOf(SCHEMA_CONFLICT_KINDS, kind);
-}
-
 //! What the result does with a whole table, or a column of it (NONE: it is in the base and the result).
 enum class TableAction { NONE, ADD, DROP };
 

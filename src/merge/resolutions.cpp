@@ -29,7 +29,7 @@ static const char *ACTION_COLUMN = "_merge_action";
 static const char *COLUMNS_COLUMN = "_merge_columns";
 
 [[noreturn]] static void Invalid(const std::string &message) {
-	Fail(ErrorKind::INVALID_INPUT, "merge_resolution_invalid",
+	Fail(ErrorCode::MERGE_RESOLUTION_INVALID,
 	     message + "; nothing was merged. See the resolution table rules in docs/MERGES.md.");
 }
 
@@ -46,7 +46,7 @@ static std::string TargetTable(const std::string &name) {
 			return path[0].GetIdentifierName();
 		}
 	}
-	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+	Fail(ErrorCode::INVALID_ARGUMENT,
 	     "resolution_tables key " + QuoteName(name) +
 	         " does not name a table of the main schema; write it as 'main.<table>' (merges cover the main schema).");
 }
@@ -57,14 +57,14 @@ ResolutionMapping ParseResolutionMapping(const Value &map) {
 		return mapping;
 	}
 	if (map.type().id() != duckdb::LogicalTypeId::MAP) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "resolution_tables must be a MAP from target table to resolution table, e.g. map {'main.orders': "
 		     "'memory.main.decisions'}.");
 	}
 	for (auto &entry : duckdb::ListValue::GetChildren(map)) {
 		auto &pair = duckdb::StructValue::GetChildren(entry);
 		if (pair[0].IsNull() || pair[1].IsNull()) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_argument", "resolution_tables has a NULL key or value.");
+			Fail(ErrorCode::INVALID_ARGUMENT, "resolution_tables has a NULL key or value.");
 		}
 		ResolutionSource source;
 		source.table = TargetTable(pair[0].ToString());
@@ -75,7 +75,7 @@ ResolutionMapping ParseResolutionMapping(const Value &map) {
 	          [](const ResolutionSource &a, const ResolutionSource &b) { return a.table < b.table; });
 	for (size_t i = 1; i < mapping.size(); i++) {
 		if (StringUtil::CIEquals(mapping[i].table, mapping[i - 1].table)) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+			Fail(ErrorCode::INVALID_ARGUMENT,
 			     "resolution_tables names table " + QuoteName(mapping[i].table) + " twice; give one table each.");
 		}
 	}

@@ -21,7 +21,7 @@ SchemaMode ParseSchemaMode(const std::optional<std::string> &mode) {
 			return entry.value;
 		}
 	}
-	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+	Fail(ErrorCode::INVALID_ARGUMENT,
 	     "schema_mode " + QuoteName(*mode) + " is not one of 'strict', 'additive' or 'catalog'.");
 }
 
@@ -51,7 +51,7 @@ const SchemaConflict *SchemaPlan::FirstConflict() const {
 }
 
 [[noreturn]] static void Mismatch(SchemaMode mode, const std::string &what, const std::string &advice) {
-	Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+	Fail(ErrorCode::MERGE_UNSUPPORTED,
 	     "schema mismatch: " + what + " (schema_mode '" + ToString(mode) + "'); nothing was merged. " + advice);
 }
 
@@ -96,7 +96,7 @@ static void AddColumn(TablePlan &plan, const ColumnDef &column) {
 static void RequireSameConstraints(const TableDef &b, const TableDef &o, const TableDef &t) {
 	for (auto *side : {&o, &t}) {
 		if (side->key != b.key || side->constraints != b.constraints || side->indexes != b.indexes) {
-			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+			Fail(ErrorCode::MERGE_UNSUPPORTED,
 			     "Table " + QuoteName(b.name) +
 			         " changed its primary key, constraints or indexes on one side; merges do not combine "
 			         "constraint changes (in any schema mode). Make the same change on both branches first.");
@@ -105,7 +105,7 @@ static void RequireSameConstraints(const TableDef &b, const TableDef &o, const T
 	for (auto &column : b.columns) {
 		for (auto *c : {o.FindColumn(column.name), t.FindColumn(column.name)}) {
 			if (c && *c != column) {
-				Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+				Fail(ErrorCode::MERGE_UNSUPPORTED,
 				     "Column " + QuoteName(b.name + "." + column.name) +
 				         " changed its type, default or constraints on one side; merges do not convert columns (in "
 				         "any schema mode). Make the same change on both branches first.");
@@ -130,7 +130,7 @@ static std::set<std::string> PlanRemovedColumns(TablePlan &plan, const TableDef 
 			         "Removals merge with schema_mode => 'catalog'.");
 		}
 		if (column.constrained || !column.nullable || !column.default_sql.empty()) {
-			Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+			Fail(ErrorCode::MERGE_UNSUPPORTED,
 			     "Column " + QuoteName(b.name + "." + column.name) +
 			         " was removed on one side, but it has a constraint, NOT NULL, a default or an index; only "
 			         "plain nullable columns are removed by a merge. Remove it on both branches first.");
@@ -164,7 +164,7 @@ static void PlanAddedColumns(TablePlan &plan, const TableDef &b, const TableDef 
 				         "Added columns merge with schema_mode => 'additive' or 'catalog'.");
 			}
 			if (!column.nullable || !column.default_sql.empty() || column.constrained) {
-				Fail(ErrorKind::INVALID_INPUT, "merge_unsupported",
+				Fail(ErrorCode::MERGE_UNSUPPORTED,
 				     "Column " + qualified +
 				         " was added with NOT NULL, a default, a constraint or an index; an added "
 				         "column must be nullable and plain, because the inputs without it "
@@ -175,7 +175,7 @@ static void PlanAddedColumns(TablePlan &plan, const TableDef &b, const TableDef 
 				continue; // reported once, from ours
 			}
 			if (other && *other != column) {
-				plan.schema_conflicts.push_back({SchemaConflictKind::MERGE_SCHEMA_CONFLICT, column.name,
+				plan.schema_conflicts.push_back({ErrorCode::MERGE_SCHEMA_CONFLICT, column.name,
 				                                 "both sides added column " + qualified +
 				                                     " with different definitions (" + column.type + " and " +
 				                                     other->type + ")"});
@@ -223,7 +223,7 @@ static void PlanAddedTable(TablePlan &table, const TableDef *o, const TableDef *
 	table.action_source = o && t ? MergeSide::BOTH : o ? MergeSide::OURS : MergeSide::THEIRS;
 	if (o && t && !o->SameDefinition(*t)) {
 		table.schema_conflicts.push_back(
-		    {SchemaConflictKind::MERGE_SCHEMA_CONFLICT, "",
+		    {ErrorCode::MERGE_SCHEMA_CONFLICT, "",
 		     "both sides added table " + QuoteName(shown) + " with different definitions"});
 	}
 	if (!o) {
@@ -256,7 +256,7 @@ static void PlanDroppedTable(TablePlan &table, const TableDef &b, const TableDef
 	}
 	table.table_drop_check = o ? MergeSide::OURS : MergeSide::THEIRS;
 	if (!kept->SameDefinition(b)) {
-		table.schema_conflicts.push_back({SchemaConflictKind::TABLE_DELETE_MODIFY, "",
+		table.schema_conflicts.push_back({ErrorCode::TABLE_DELETE_MODIFY, "",
 		                                  "table " + QuoteName(shown) + " was dropped by " +
 		                                      ToString(o ? MergeSide::THEIRS : MergeSide::OURS) +
 		                                      " and its definition changed on " + ToString(table.table_drop_check)});
@@ -313,7 +313,7 @@ static void CheckStarView(ViewPlan &view, const ViewDef &result, const SchemaPla
 			for (auto &change : table.schema_changes) {
 				if (change.source != MergeSide::BOTH && change.source != view.output_side) {
 					view.schema_conflicts.push_back(
-					    {SchemaConflictKind::VIEW_OUTPUT, change.column_name,
+					    {ErrorCode::VIEW_OUTPUT, change.column_name,
 					     "view " + QuoteName(view.name) + " selects * from " + QuoteName(table.shape.name) +
 					         ", whose columns the other side changed (" + change.column_name + ")"});
 				}
@@ -347,7 +347,7 @@ static void PlanViews(const CatalogSide &base, const CatalogSide &ours, const Ca
 			} else if (SameView(t, b)) {
 				view.source = MergeSide::OURS;
 			} else {
-				view.schema_conflicts.push_back({SchemaConflictKind::VIEW_DEFINITION, "",
+				view.schema_conflicts.push_back({ErrorCode::VIEW_DEFINITION, "",
 				                                 "both sides changed view " + QuoteName(view.name) + " differently"});
 			}
 			view.action = ActionFor(b, result);
@@ -370,7 +370,7 @@ SchemaPlan PlanSchema(const CatalogSide &base, const CatalogSide &ours, const Ca
 			if (!view.sql.empty() && table.table_action != TableAction::DROP &&
 			    CatalogKey(table.shape.name) == CatalogKey(view.name)) {
 				view.schema_conflicts.push_back(
-				    {SchemaConflictKind::MERGE_SCHEMA_CONFLICT, "",
+				    {ErrorCode::MERGE_SCHEMA_CONFLICT, "",
 				     "one side has a table and the other a view named " + QuoteName(view.name)});
 			}
 		}

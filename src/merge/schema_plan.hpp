@@ -26,7 +26,7 @@ struct SchemaChange {
 
 struct SchemaConflict {
 	//! Also the error code a merge stops with (ToString).
-	SchemaConflictKind kind;
+	ErrorCode kind;
 	std::string column_name;
 	std::string message;
 };

@@ -24,7 +24,7 @@ static const char *PRESENT = "__differential_present";
 int64_t ResolveDiffVersion(MetadataStore &metadata, const std::string &database, const Value &version,
                            const std::string &what) {
 	if (version.IsNull()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "The " + what + " version must not be NULL. Pass a snapshot id (an integer) or a branch name.");
 	}
 	if (version.type().IsIntegral()) {
@@ -37,9 +37,8 @@ int64_t ResolveDiffVersion(MetadataStore &metadata, const std::string &database,
 		ValidateName("branch", branch);
 		return metadata.history.RequireBranchHead(database, branch, "a diff reads");
 	}
-	Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
-	     "The " + what + " version is a " + version.type().ToString() +
-	         "; pass a snapshot id (an integer) or a branch name (a string).");
+	Fail(ErrorCode::INVALID_ARGUMENT, "The " + what + " version is a " + version.type().ToString() +
+	                                      "; pass a snapshot id (an integer) or a branch name (a string).");
 }
 
 //! `schema.table`, or `table` in schema main.
@@ -90,19 +89,19 @@ void TableDiff::DetachAll() {
 
 void TableDiff::CheckDiffable(const std::string &table, int64_t from_snapshot, int64_t to_snapshot) const {
 	if (!from.present && !to.present) {
-		Fail(ErrorKind::NOT_FOUND, "table_not_found",
+		Fail(ErrorCode::TABLE_NOT_FOUND,
 		     "Neither snapshot " + std::to_string(from_snapshot) + " nor snapshot " + std::to_string(to_snapshot) +
 		         " of database " + QuoteName(database) + " has a table " + QuoteName(table) +
 		         ". Name it as table or schema.table; ATTACH a snapshot and run SHOW TABLES to list them.");
 	}
 	if (from.present && to.present && from.key != to.key) {
-		Fail(ErrorKind::INVALID_INPUT, "diff_unsupported",
+		Fail(ErrorCode::DIFF_UNSUPPORTED,
 		     "Table " + QuoteName(table) +
 		         " has another primary key in the two versions, so its rows have no identity to match. Compare "
 		         "the two snapshots' rows yourself (SELECT ... EXCEPT ALL SELECT ...).");
 	}
 	if (from.present && to.present && from.key.empty() && from.columns != to.columns) {
-		Fail(ErrorKind::INVALID_INPUT, "diff_unsupported",
+		Fail(ErrorCode::DIFF_UNSUPPORTED,
 		     "Table " + QuoteName(table) +
 		         " has no primary key and its columns differ between the two versions, so its rows can match "
 		         "neither by key nor by value. Add a primary key, or diff versions with the same columns.");

@@ -163,7 +163,7 @@ std::vector<uint8_t> FileStore::LoadIndexPage(const Hash256 &page) {
 	auto stmt = session.db.Prepare("SELECT slots FROM index_pages WHERE hash = ?");
 	stmt.BindBlob(1, page.data(), page.size());
 	if (!stmt.Step()) {
-		Fail(ErrorKind::IO, "corrupt_metadata",
+		Fail(ErrorCode::CORRUPT_METADATA,
 		     "Index page " + HashToHex(page) + " is referenced but missing. Run differential_verify().");
 	}
 	return stmt.Blob(0);
@@ -178,7 +178,7 @@ void FileStore::LookupChunks(const std::vector<Hash256> &hashes, std::vector<Chu
 		stmt.Reset();
 		stmt.BindBlob(1, hash.data(), hash.size());
 		if (!stmt.Step()) {
-			Fail(ErrorKind::IO, "missing_chunk",
+			Fail(ErrorCode::MISSING_CHUNK,
 			     "Chunk " + HashToHex(hash) + " is referenced but not stored. Run differential_verify().");
 		}
 		out.push_back(ReadLocation(stmt, 0));

@@ -145,9 +145,9 @@ BranchRecord HistoryStore::CreateBranch(const std::string &database, const std::
 	auto txn = core.Write();
 	auto database_id = RequireDatabaseId(txn, database);
 	if (FindBranchId(txn, database, branch)) {
-		Fail(ErrorKind::CONFLICT, "branch_exists",
-		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
-		         " already exists. Choose another name, or attach it with (BRANCH '" + branch + "').");
+		Fail(ErrorCode::BRANCH_EXISTS, "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+		                                   " already exists. Choose another name, or attach it with (BRANCH '" +
+		                                   branch + "').");
 	}
 	RequireNameNotReserved(txn, database_id, database, branch);
 	StoredFile root;
@@ -181,9 +181,9 @@ static void RequireUniqueSnapshotName(MetadataSession &session, int64_t database
 	auto dup = session.db.Prepare("SELECT snapshot_id FROM snapshots WHERE database_id = ? AND snapshot_name = ?");
 	dup.Bind(1, database_id).Bind(2, *name);
 	if (dup.Step()) {
-		Fail(ErrorKind::CONFLICT, "snapshot_name_exists",
-		     "Database " + QuoteName(database) + " already has a snapshot named " + QuoteName(*name) + " (snapshot " +
-		         std::to_string(dup.Int(0)) + "). Choose another name.");
+		Fail(ErrorCode::SNAPSHOT_NAME_EXISTS, "Database " + QuoteName(database) + " already has a snapshot named " +
+		                                          QuoteName(*name) + " (snapshot " + std::to_string(dup.Int(0)) +
+		                                          "). Choose another name.");
 	}
 }
 
@@ -194,7 +194,7 @@ static int64_t RequireCheckpointedRoot(MetadataSession &session, int64_t branch_
 	    "SELECT file_name, length FROM branch_files WHERE branch_id = ? AND file_name != ? AND length > 0");
 	wal.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
 	if (wal.Step()) {
-		Fail(ErrorKind::CONFLICT, "snapshot_not_checkpointed",
+		Fail(ErrorCode::SNAPSHOT_NOT_CHECKPOINTED,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) + " still has " +
 		         std::to_string(wal.Int(1)) + " bytes of WAL (" + wal.Text(0) +
 		         "). Run CHECKPOINT on the attached database, then take the snapshot again.");
@@ -202,7 +202,7 @@ static int64_t RequireCheckpointedRoot(MetadataSession &session, int64_t branch_
 	auto file = session.db.Prepare("SELECT root_id FROM branch_files WHERE branch_id = ? AND file_name = ?");
 	file.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
 	if (!file.Step() || file.IsNull(0)) {
-		Fail(ErrorKind::CONFLICT, "snapshot_not_checkpointed",
+		Fail(ErrorCode::SNAPSHOT_NOT_CHECKPOINTED,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " has no stored database file yet. Attach it once so that it is created, then take the snapshot.");
 	}
@@ -462,25 +462,24 @@ void HistoryStore::RequireKeptSnapshot(const std::string &database, int64_t snap
 		return;
 	}
 	if (SnapshotExpiredAt(database, snapshot_id)) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_expired",
-		     "Snapshot " + std::to_string(snapshot_id) + " of database " + QuoteName(database) +
-		         " was expired. List the snapshots still kept with " + listing + ".");
+		Fail(ErrorCode::SNAPSHOT_EXPIRED, "Snapshot " + std::to_string(snapshot_id) + " of database " +
+		                                      QuoteName(database) +
+		                                      " was expired. List the snapshots still kept with " + listing + ".");
 	}
-	Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
-	     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
-	         ". List its snapshots with " + listing + ".");
+	Fail(ErrorCode::SNAPSHOT_NOT_FOUND, "Database " + QuoteName(database) + " has no snapshot " +
+	                                        std::to_string(snapshot_id) + ". List its snapshots with " + listing + ".");
 }
 
 int64_t HistoryStore::RequireBranchHead(const std::string &database, const std::string &branch_name,
                                         const std::string &reader) {
 	auto branch = FindBranch(database, branch_name);
 	if (!branch) {
-		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
-		     "Database " + QuoteName(database) + " has no branch " + QuoteName(branch_name) +
-		         ". List branches with differential_branches('" + database + "').");
+		Fail(ErrorCode::BRANCH_NOT_FOUND, "Database " + QuoteName(database) + " has no branch " +
+		                                      QuoteName(branch_name) + ". List branches with differential_branches('" +
+		                                      database + "').");
 	}
 	if (!branch->head_snapshot_id) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 		     "Branch " + QuoteName(branch_name) + " has no snapshot yet; " + reader +
 		         " published snapshots only. Take one with differential_create_snapshot() first.");
 	}

@@ -48,7 +48,7 @@ DatabaseRecord LifecycleStore::CloneDatabase(const std::string &source, const st
 	auto exists = db.Prepare("SELECT 1 FROM databases WHERE database_name = ?");
 	exists.Bind(1, target);
 	if (exists.Step()) {
-		Fail(ErrorKind::CONFLICT, "database_exists",
+		Fail(ErrorCode::DATABASE_EXISTS,
 		     "Database " + QuoteName(target) +
 		         " already exists. Clone into a new name, or drop it first with differential_drop_database('" + target +
 		         "').");
@@ -86,7 +86,7 @@ void LifecycleStore::DropBranch(const std::string &database, const std::string &
 	auto txn = core.Write();
 	RequireDatabaseId(txn, database);
 	if (branch == "main") {
-		Fail(ErrorKind::INVALID_INPUT, "cannot_drop_main",
+		Fail(ErrorCode::CANNOT_DROP_MAIN,
 		     "The main branch of database " + QuoteName(database) +
 		         " cannot be dropped. Drop the whole database with differential_drop_database('" + database +
 		         "') instead.");
@@ -127,14 +127,14 @@ static void RequireExpirable(MetadataSession &session, int64_t database_id, cons
 	auto exists = session.db.Prepare("SELECT 1 FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
 	exists.Bind(1, database_id).Bind(2, id);
 	if (!exists.Step()) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 		     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(id) +
 		         " (nothing was expired). List its snapshots with differential_snapshots('" + database + "').");
 	}
 	auto head = session.db.Prepare("SELECT branch_name FROM branches WHERE database_id = ? AND head_snapshot_id = ?");
 	head.Bind(1, database_id).Bind(2, id);
 	if (head.Step()) {
-		Fail(ErrorKind::INVALID_INPUT, "snapshot_is_branch_head",
+		Fail(ErrorCode::SNAPSHOT_IS_BRANCH_HEAD,
 		     "Snapshot " + std::to_string(id) + " is the head of " + BranchText(database, head.Text(0)) +
 		         " and cannot be expired (nothing was expired). Take a newer snapshot of the branch or drop it "
 		         "first.");

@@ -20,9 +20,9 @@ RangeExtent ExtentAt(SqliteStatement &stmt, int first_col, const std::string &fi
 	}
 	auto bytes = std::make_shared<std::vector<uint8_t>>(stmt.Blob(first_col + 4));
 	if (bytes->size() != extent.location.length) {
-		Fail(ErrorKind::IO, "corrupt_metadata",
-		     "An inline byte range of " + file + " holds " + std::to_string(bytes->size()) + " bytes, its row says " +
-		         std::to_string(extent.location.length) + ". Run differential_verify().");
+		Fail(ErrorCode::CORRUPT_METADATA, "An inline byte range of " + file + " holds " +
+		                                      std::to_string(bytes->size()) + " bytes, its row says " +
+		                                      std::to_string(extent.location.length) + ". Run differential_verify().");
 	}
 	extent.inline_bytes = std::move(bytes);
 	return extent;
@@ -37,7 +37,7 @@ std::optional<int64_t> FindDatabaseId(MetadataSession &session, const std::strin
 int64_t RequireDatabaseId(MetadataSession &session, const std::string &database) {
 	auto id = FindDatabaseId(session, database);
 	if (!id) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		Fail(ErrorCode::DATABASE_NOT_FOUND,
 		     "Database " + QuoteName(database) +
 		         " does not exist in this repository. List databases with differential_databases(), or create it "
 		         "with ATTACH 'differential:" +
@@ -59,7 +59,7 @@ std::optional<int64_t> FindBranchId(MetadataSession &session, const std::string 
 int64_t RequireBranchId(MetadataSession &session, const std::string &database, const std::string &branch) {
 	auto id = FindBranchId(session, database, branch);
 	if (!id) {
-		Fail(ErrorKind::NOT_FOUND, "branch_not_found",
+		Fail(ErrorCode::BRANCH_NOT_FOUND,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " does not exist (it may have been dropped). List branches with differential_branches('" + database +
 		         "').");
@@ -77,7 +77,7 @@ void LoadRoot(MetadataSession &session, int64_t root_id, StoredFile &out) {
 	auto stmt = session.db.Prepare("SELECT file_length, pages FROM roots WHERE root_id = ?");
 	stmt.Bind(1, root_id);
 	if (!stmt.Step()) {
-		Fail(ErrorKind::IO, "corrupt_metadata",
+		Fail(ErrorCode::CORRUPT_METADATA,
 		     "Root " + std::to_string(root_id) + " is referenced but missing. Run differential_verify().");
 	}
 	out.length = static_cast<uint64_t>(stmt.Int(0));
@@ -89,7 +89,7 @@ int64_t RequireSnapshotRoot(MetadataSession &session, int64_t database_id, const
 	auto snap = session.db.Prepare("SELECT root_id FROM snapshots WHERE database_id = ? AND snapshot_id = ?");
 	snap.Bind(1, database_id).Bind(2, snapshot_id);
 	if (!snap.Step()) {
-		Fail(ErrorKind::NOT_FOUND, "snapshot_not_found",
+		Fail(ErrorCode::SNAPSHOT_NOT_FOUND,
 		     "Database " + QuoteName(database) + " has no snapshot " + std::to_string(snapshot_id) +
 		         ". List its snapshots with differential_snapshots('" + database + "').");
 	}
@@ -145,7 +145,7 @@ int64_t ReserveSnapshotId(MetadataSession &session, int64_t database_id) {
 	auto next = session.db.Prepare("SELECT next_snapshot_id FROM databases WHERE database_id = ?");
 	next.Bind(1, database_id);
 	if (!next.Step()) {
-		Fail(ErrorKind::INTERNAL, "internal", "A snapshot was recorded for a database that does not exist.");
+		Fail(ErrorCode::INTERNAL, "A snapshot was recorded for a database that does not exist.");
 	}
 	auto id = next.Int(0);
 	session.db.Prepare("UPDATE databases SET next_snapshot_id = ? WHERE database_id = ?")

@@ -99,7 +99,7 @@ MergePublication MergeRequestStore::PrepareMergePublication(const std::string &d
 	auto database_id = RequireDatabaseId(txn, database);
 	auto current = FindRequest(txn, database_id, "request_id", record.request_id);
 	if (!current || current->state != RequestState::PENDING) {
-		Fail(ErrorKind::CONFLICT, "merge_already_complete",
+		Fail(ErrorCode::MERGE_ALREADY_COMPLETE,
 		     "Request " + QuoteName(record.request_id) +
 		         " was completed, aborted or prepared by another attempt while this one ran; nothing more was "
 		         "prepared. Run the same call again to continue it.");
@@ -108,14 +108,14 @@ MergePublication MergeRequestStore::PrepareMergePublication(const std::string &d
 	if (publication.create_destination) {
 		RequireNameNotReserved(txn, database_id, database, destination);
 		if (FindBranchId(txn, database, destination)) {
-			Fail(ErrorKind::CONFLICT, "branch_exists",
+			Fail(ErrorCode::BRANCH_EXISTS,
 			     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
 			         " appeared while the merge ran; nothing was published. Retry with another destination.");
 		}
 	} else {
 		auto head = BranchHead(txn, RequireBranchId(txn, database, destination));
 		if (!head || *head != record.ours_snapshot_id) {
-			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+			Fail(ErrorCode::MERGE_INPUTS_CHANGED,
 			     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
 			         " moved while the merge ran; nothing was published. Retry the merge.");
 		}
@@ -190,7 +190,7 @@ int64_t MergeRequestStore::CompleteMergePublication(const std::string &database,
 	auto file = txn.db.Prepare("SELECT root_id, length FROM branch_files WHERE branch_id = ? AND file_name = ?");
 	file.Bind(1, prepared_id).Bind(2, MAIN_FILE_NAME);
 	if (!file.Step() || file.IsNull(0)) {
-		Fail(ErrorKind::INTERNAL, "internal", "The prepared merge result has no database file; nothing was exposed.");
+		Fail(ErrorCode::INTERNAL, "The prepared merge result has no database file; nothing was exposed.");
 	}
 	auto root_id = file.Int(0);
 	auto length = static_cast<uint64_t>(file.Int(1));
@@ -222,7 +222,7 @@ void RequireNameNotReserved(MetadataSession &session, int64_t database_id, const
 	    "r.request_id = p.request_id WHERE p.database_id = ? AND p.create_destination = 1 AND r.branch_name = ?");
 	stmt.Bind(1, database_id).Bind(2, branch);
 	if (stmt.Step()) {
-		Fail(ErrorKind::CONFLICT, "branch_exists",
+		Fail(ErrorCode::BRANCH_EXISTS,
 		     "Branch name " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " is reserved by the prepared S3 merge request " + QuoteName(stmt.Text(0)) +
 		         "; nothing was created. Retry that merge call to publish it, abort the request, or choose another "

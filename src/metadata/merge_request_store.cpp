@@ -177,19 +177,19 @@ MergeRecord MergeRequestStore::AbortMergeRequest(const std::string &database, co
 	auto database_id = RequireDatabaseId(txn, database);
 	auto found = FindRequest(txn, database_id, "operation_id", operation_id);
 	if (!found) {
-		Fail(ErrorKind::NOT_FOUND, "merge_request_not_found",
+		Fail(ErrorCode::MERGE_REQUEST_NOT_FOUND,
 		     "Database " + QuoteName(database) + " has no merge operation " + QuoteName(operation_id) +
 		         "; nothing was aborted. List operations with differential_merge_requests('" + database + "').");
 	}
 	auto record = *found;
 	if (record.state == RequestState::COMPLETE) {
-		Fail(ErrorKind::CONFLICT, "merge_already_complete",
+		Fail(ErrorCode::MERGE_ALREADY_COMPLETE,
 		     "Merge request " + QuoteName(record.request_id) + " already completed with snapshot " +
 		         std::to_string(record.snapshot_id) +
 		         "; a completed merge cannot be aborted. Restore the branch to undo its result.");
 	}
 	if (record.state == RequestState::PUBLICATION_UNCERTAIN) {
-		Fail(ErrorKind::CONFLICT, "merge_publication_uncertain",
+		Fail(ErrorCode::MERGE_PUBLICATION_UNCERTAIN,
 		     "Merge request " + QuoteName(record.request_id) +
 		         " sent a head write to S3 whose outcome is unknown; it may still land, so the result cannot be "
 		         "discarded. Retry the same merge call: it reads the head and completes the merge or reports "
@@ -223,12 +223,12 @@ void RecordCompletedRequest(MetadataSession &session, int64_t database_id, const
 	}
 	auto current = FindRequest(session, database_id, "request_id", record.request_id);
 	if (current && current->state == RequestState::ABORTED) {
-		Fail(ErrorKind::INVALID_INPUT, "merge_aborted",
+		Fail(ErrorCode::MERGE_ABORTED,
 		     "Request " + QuoteName(record.request_id) +
 		         " was aborted while it ran; nothing was published. Start the merge again under a new request_id.");
 	}
 	if (current && current->state == RequestState::COMPLETE) {
-		Fail(ErrorKind::CONFLICT, "merge_already_complete",
+		Fail(ErrorCode::MERGE_ALREADY_COMPLETE,
 		     "Request " + QuoteName(record.request_id) +
 		         " was completed by another attempt while this one ran; nothing more was published. Run the same "
 		         "call again to get its result.");
@@ -277,14 +277,14 @@ int64_t DestinationBranch(MetadataSession &session, int64_t database_id, const s
 		// The publication moves the head only from the snapshot the merge was built on.
 		auto head = BranchHead(session, branch_id);
 		if (!head || *head != expected_head) {
-			Fail(ErrorKind::CONFLICT, "merge_inputs_changed",
+			Fail(ErrorCode::MERGE_INPUTS_CHANGED,
 			     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
 			         " moved while the merge ran; nothing was published. Retry the merge.");
 		}
 		return branch_id;
 	}
 	if (FindBranchId(session, database, destination)) {
-		Fail(ErrorKind::CONFLICT, "branch_exists",
+		Fail(ErrorCode::BRANCH_EXISTS,
 		     "Branch " + QuoteName(destination) + " of database " + QuoteName(database) +
 		         " appeared while the merge ran; nothing was published. Retry with another destination.");
 	}
@@ -308,8 +308,7 @@ int64_t MergeRequestStore::PublishMerge(const std::string &database, const std::
 	auto file = txn.db.Prepare("SELECT root_id, length FROM branch_files WHERE branch_id = ? AND file_name = ?");
 	file.Bind(1, staging_id).Bind(2, MAIN_FILE_NAME);
 	if (!file.Step() || file.IsNull(0)) {
-		Fail(ErrorKind::INTERNAL, "internal",
-		     "The merge's staging branch has no database file; nothing was published.");
+		Fail(ErrorCode::INTERNAL, "The merge's staging branch has no database file; nothing was published.");
 	}
 	snapshot.root_id = file.Int(0);
 	auto length = static_cast<uint64_t>(file.Int(1));

@@ -51,9 +51,9 @@ static void CountNewRoots(SqliteDatabase &db, const std::unordered_set<int64_t> 
 		Hash256 missing {};
 		if (!AddToCounts(db, "index_pages", roots.Blob(1), 1, &missing) &&
 		    (RootReferenced(db, root_id) || reader_pins.count(root_id))) {
-			Fail(ErrorKind::IO, "corrupt_metadata",
-			     "Index page " + HashToHex(missing) + " of the live root " + std::to_string(root_id) +
-			         " is missing; nothing was cleaned up. Run differential_verify().");
+			Fail(ErrorCode::CORRUPT_METADATA, "Index page " + HashToHex(missing) + " of the live root " +
+			                                      std::to_string(root_id) +
+			                                      " is missing; nothing was cleaned up. Run differential_verify().");
 		}
 		counted.push_back(root_id);
 	}

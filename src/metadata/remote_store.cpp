@@ -33,7 +33,7 @@ bool RemoteStore::SetDataPath(const std::string &database, const std::string &st
 		return false;
 	}
 	if (current) {
-		Fail(ErrorKind::INVALID_INPUT, "data_path_mismatch",
+		Fail(ErrorCode::DATA_PATH_MISMATCH,
 		     "Database " + QuoteName(database) + " exports to " + *current + ", not " + store_url +
 		         " (nothing was changed). A database has one DATA_PATH: attach it without DATA_PATH or with " +
 		         *current + ", or clone it under a new name to publish a copy elsewhere.");
@@ -401,7 +401,7 @@ void RemoteStore::RecoverDatabase(const RecoveredExport &recovered) {
 	auto exists = db.Prepare("SELECT 1 FROM databases WHERE database_name = ?");
 	exists.Bind(1, recovered.database);
 	if (exists.Step()) {
-		Fail(ErrorKind::CONFLICT, "database_exists",
+		Fail(ErrorCode::DATABASE_EXISTS,
 		     "Database " + QuoteName(recovered.database) +
 		         " already exists. Recover into a new name, or drop it first with differential_drop_database('" +
 		         recovered.database + "').");

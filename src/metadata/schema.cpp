@@ -378,9 +378,9 @@ static int64_t StoredSchemaVersion(SqliteDatabase &db, const std::string &root) 
 	}
 	auto stmt = db.Prepare("SELECT value FROM repository_meta WHERE key = 'store_format'");
 	if (stmt.Step() && std::stoll(stmt.Text(0)) != STORE_FORMAT_VERSION) {
-		Fail(ErrorKind::INVALID_INPUT, "unsupported_format",
-		     "The repository " + root + " uses store format " + stmt.Text(0) + ", this build reads format " +
-		         std::to_string(STORE_FORMAT_VERSION) + ". Use a matching build of the extension.");
+		Fail(ErrorCode::UNSUPPORTED_FORMAT, "The repository " + root + " uses store format " + stmt.Text(0) +
+		                                        ", this build reads format " + std::to_string(STORE_FORMAT_VERSION) +
+		                                        ". Use a matching build of the extension.");
 	}
 	return version;
 }
@@ -409,10 +409,9 @@ void MigrateSchema(SqliteDatabase &db, const std::string &root) {
 	auto version = StoredSchemaVersion(db, root);
 	const int64_t known = sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]);
 	if (version > known) {
-		Fail(ErrorKind::INVALID_INPUT, "unsupported_format",
-		     "The repository " + root + " has metadata schema " + std::to_string(version) +
-		         ", newer than this build understands (" + std::to_string(known) +
-		         "). Upgrade the extension to open it.");
+		Fail(ErrorCode::UNSUPPORTED_FORMAT, "The repository " + root + " has metadata schema " +
+		                                        std::to_string(version) + ", newer than this build understands (" +
+		                                        std::to_string(known) + "). Upgrade the extension to open it.");
 	}
 	for (int64_t v = version; v < known; v++) {
 		db.Execute(MIGRATIONS[v]);

@@ -23,7 +23,7 @@ std::optional<ShipSettings> ShippingStore::Settings(const std::string &database)
 	// Read back as written: anything else is damage, reported instead of acted on.
 	bool known_mode = settings.mode == "sync" || settings.mode == "async" || settings.mode == "off";
 	if (!known_mode || settings.interval_s < 1 || settings.interval_s > 86400 || settings.writer.empty()) {
-		Fail(ErrorKind::IO, "corrupt_metadata",
+		Fail(ErrorCode::CORRUPT_METADATA,
 		     "The WAL shipping settings stored for database " + database +
 		         " are not valid (mode, interval or writer id). Attach it with SHIP_WAL 'off' to store valid settings "
 		         "again (then SHIP_WAL 'async' or 'sync' to ship), and run differential_verify().");
@@ -46,7 +46,7 @@ ShipSettings ShippingStore::SetSettings(const std::string &database, const std::
 	auto uuid = db.Prepare("SELECT database_uuid FROM databases WHERE database_name = ?");
 	uuid.Bind(1, database);
 	if (!uuid.Step()) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		Fail(ErrorCode::DATABASE_NOT_FOUND,
 		     "Database " + database +
 		         " does not exist; nothing was changed. List databases with differential_databases().");
 	}

@@ -80,9 +80,8 @@ SqliteDatabase::SqliteDatabase(const std::string &path_p, SqliteFile file_p) : p
 		std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
 		sqlite3_close(db);
 		db = nullptr;
-		Fail(ErrorKind::IO, "metadata_error",
-		     "Cannot open the repository metadata " + path + ": " + msg +
-		         ". Check that the repository directory exists and is writable.");
+		Fail(ErrorCode::METADATA_ERROR, "Cannot open the repository metadata " + path + ": " + msg +
+		                                    ". Check that the repository directory exists and is writable.");
 	}
 	sqlite3_extended_result_codes(db, 1);
 	// Several processes share one repository: wait for each other instead of failing at once.
@@ -116,7 +115,7 @@ void SqliteDatabase::Raise(const std::string &what, const std::string &sql, int 
 	if (!sql.empty()) {
 		message += " in statement \"" + Abbreviated(sql) + "\"";
 	}
-	Fail(ErrorKind::IO, "metadata_error",
+	Fail(ErrorCode::METADATA_ERROR,
 	     message + ". Nothing of the failed operation was applied; retry it, and if it persists run "
 	               "differential_verify() and check the disk.");
 }

@@ -56,9 +56,9 @@ static CrtRuntime *Start() {
 	bootstrap_options.host_resolver = resolver;
 	runtime->bootstrap = resolver ? aws_client_bootstrap_new(runtime->allocator, &bootstrap_options) : nullptr;
 	if (!runtime->bootstrap) {
-		Fail(ErrorKind::IO, "s3_client_error",
-		     std::string("Cannot start the S3 client runtime: ") + aws_error_name(aws_last_error()) +
-		         ". Check the process's thread and file-descriptor limits.");
+		Fail(ErrorCode::S3_CLIENT_ERROR, std::string("Cannot start the S3 client runtime: ") +
+		                                     aws_error_name(aws_last_error()) +
+		                                     ". Check the process's thread and file-descriptor limits.");
 	}
 	// The bootstrap holds references to both.
 	aws_host_resolver_release(resolver);

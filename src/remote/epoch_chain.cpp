@@ -8,7 +8,7 @@ namespace differential {
 
 ChainPosition ChainPosition::FromHead(const BranchHead &head) {
 	if (head.chain == 0) {
-		Fail(ErrorKind::INVALID_INPUT, "not_shipping",
+		Fail(ErrorCode::NOT_SHIPPING,
 		     "The head of " + head.database + "/" + head.branch +
 		         " names no WAL chain: the database does not ship its WAL. Attach it with SHIP_WAL 'sync' or "
 		         "'async' on its writer, or read its exported snapshots instead.");
@@ -32,9 +32,8 @@ static bool ResolveAwaitedBase(ObjectStore &store, ChainPosition &pos) {
 	BranchHead head;
 	std::string why;
 	if (!DecodeHead(got.data, head, why)) {
-		Fail(ErrorKind::IO, "corrupt_head",
-		     "The head " + key + " in " + store.Describe() + " is damaged: " + why +
-		         ". Ask the writer to move it again.");
+		Fail(ErrorCode::CORRUPT_HEAD, "The head " + key + " in " + store.Describe() + " is damaged: " + why +
+		                                  ". Ask the writer to move it again.");
 	}
 	if (head.chain != pos.awaiting_chain) {
 		return false;
@@ -48,7 +47,7 @@ static bool ResolveAwaitedBase(ObjectStore &store, ChainPosition &pos) {
 }
 
 [[noreturn]] static void FailCorrupt(const ObjectStore &store, const std::string &key, const std::string &why) {
-	Fail(ErrorKind::IO, "corrupt_epoch",
+	Fail(ErrorCode::CORRUPT_EPOCH,
 	     "The epoch " + key + " in " + store.Describe() + " cannot be used: " + why +
 	         ". Nothing after the last good epoch was applied; recover from the last good state, or restore the "
 	         "object from a bucket backup.");
@@ -112,10 +111,10 @@ void ChainState::Apply(const ChainStep &step, const ChainPosition &after) {
 	auto &epoch = step.epoch;
 	// Epochs carry the WAL from where the previous one ended; a gap would replay a WAL with a hole.
 	if (epoch.wal_offset != wal.size()) {
-		Fail(ErrorKind::IO, "corrupt_epoch",
-		     "The epoch " + EpochKey(epoch.database, epoch.branch, epoch.chain, epoch.seq) + " starts its WAL at " +
-		         std::to_string(epoch.wal_offset) + " but the chain's WAL ends at " + std::to_string(wal.size()) +
-		         ". Recover from the last good state.");
+		Fail(ErrorCode::CORRUPT_EPOCH, "The epoch " + EpochKey(epoch.database, epoch.branch, epoch.chain, epoch.seq) +
+		                                   " starts its WAL at " + std::to_string(epoch.wal_offset) +
+		                                   " but the chain's WAL ends at " + std::to_string(wal.size()) +
+		                                   ". Recover from the last good state.");
 	}
 	wal += epoch.wal;
 	for (auto &chunk : epoch.chunks) {

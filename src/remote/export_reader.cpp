@@ -19,7 +19,7 @@ static std::string ExistingHeads(ObjectStore &store, const std::string &database
 	             std::to_string(page.objects.size()) + " key(s), " + std::to_string(page.outcome.attempts) +
 	             " attempt(s)");
 	if (page.outcome.status == ObjectStatus::NOT_FOUND) {
-		Fail(ErrorKind::NOT_FOUND, "bucket_not_found",
+		Fail(ErrorCode::BUCKET_NOT_FOUND,
 		     "There is no bucket at " + store.Describe() + " (" + page.outcome.detail +
 		         "). Check the bucket name in the locator and the ENDPOINT of the secret.");
 	}
@@ -38,9 +38,8 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator, std
 	auto result = LoggedGet(store, key);
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
 		auto existing = ExistingHeads(store, locator.database);
-		Fail(ErrorKind::NOT_FOUND, "head_not_found",
-		     "There is no branch head " + key + " at " + store.Describe() + " (" + existing +
-		         "). Check the database and branch names, or export the branch first.");
+		Fail(ErrorCode::HEAD_NOT_FOUND, "There is no branch head " + key + " at " + store.Describe() + " (" + existing +
+		                                    "). Check the database and branch names, or export the branch first.");
 	}
 	if (!result.outcome.Ok()) {
 		FailRemote(result.outcome, store, "reading the branch head " + key);
@@ -49,7 +48,7 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator, std
 	BranchHead head;
 	std::string why;
 	if (!DecodeHead(result.data, head, why) || head.database != locator.database || head.branch != locator.branch) {
-		Fail(ErrorKind::IO, "corrupt_head",
+		Fail(ErrorCode::CORRUPT_HEAD,
 		     "The branch head " + key + " at " + store.Describe() +
 		         " is not a head of that branch: " + (why.empty() ? "it names another database or branch" : why) +
 		         ". Re-export the branch, or attach a descriptor instead.");
@@ -59,22 +58,17 @@ static BranchHead ReadHead(ObjectStore &store, const RemoteLocator &locator, std
 
 //! What a missing object is called: the descriptor a locator names is "not found", a missing part of an
 //! export is as damaged as a missing pack.
-struct MissingRefusal {
-	ErrorKind kind;
-	const char *code;
-};
-
 //! A content-addressed object, from the cache or the store, checked against its hash. `kind` names it
 //! ("descriptor", "index page") and `corrupt_code` is the refusal for bytes that do not match.
 static std::string ReadVerified(ObjectStore &store, ContentCache &cache, const std::string &key, const Hash256 &hash,
-                                const std::string &kind, MissingRefusal missing, const std::string &corrupt_code) {
+                                const std::string &kind, ErrorCode missing, ErrorCode corrupt_code) {
 	std::string bytes;
 	if (cache.Lookup(hash, bytes)) {
 		return bytes;
 	}
 	auto result = LoggedGet(store, key);
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
-		Fail(missing.kind, missing.code,
+		Fail(missing,
 		     "The " + kind + " " + key + " is missing at " + store.Describe() +
 		         ": the export is incomplete or its objects were deleted. Attach a newer branch head or descriptor.");
 	}
@@ -82,7 +76,7 @@ static std::string ReadVerified(ObjectStore &store, ContentCache &cache, const s
 		FailRemote(result.outcome, store, "reading the " + kind + " " + key);
 	}
 	if (Sha256(result.data.data(), result.data.size()) != hash) {
-		Fail(ErrorKind::IO, corrupt_code,
+		Fail(corrupt_code,
 		     "The " + kind + " " + key + " at " + store.Describe() +
 		         " does not match the SHA-256 its key names: it was damaged in the store. Re-export the snapshot.");
 	}
@@ -91,7 +85,7 @@ static std::string ReadVerified(ObjectStore &store, ContentCache &cache, const s
 }
 
 [[noreturn]] static void FailIndex(const std::string &key, const std::string &why) {
-	Fail(ErrorKind::IO, "corrupt_index_page",
+	Fail(ErrorCode::CORRUPT_INDEX_PAGE,
 	     "The export index page " + key + " cannot be used: " + why + ". Re-export the snapshot.");
 }
 
@@ -124,7 +118,7 @@ static RemoteImage ReadImage(ObjectStore &store, ContentCache &cache, const Expo
 	auto pages = (count + EXPORT_INDEX_SLOTS - 1) / EXPORT_INDEX_SLOTS;
 	// Checked before anything is allocated for the chunks: a length is only as large as the page list.
 	if (descriptor.index_pages.size() != pages) {
-		Fail(ErrorKind::IO, "corrupt_descriptor",
+		Fail(ErrorCode::CORRUPT_DESCRIPTOR,
 		     "The descriptor of database '" + descriptor.database + "' snapshot " +
 		         std::to_string(descriptor.snapshot_id) + " lists " + std::to_string(descriptor.index_pages.size()) +
 		         " index pages for a file of " + std::to_string(descriptor.length) + " bytes, which needs " +
@@ -134,8 +128,8 @@ static RemoteImage ReadImage(ObjectStore &store, ContentCache &cache, const Expo
 	for (uint64_t p = 0; p < pages; p++) {
 		auto &hash = descriptor.index_pages[p];
 		auto key = ExportIndexKey(hash);
-		auto blob = ReadVerified(store, cache, key, hash, "export index page", {ErrorKind::IO, "missing_object"},
-		                         "corrupt_index_page");
+		auto blob = ReadVerified(store, cache, key, hash, "export index page", ErrorCode::MISSING_OBJECT,
+		                         ErrorCode::CORRUPT_INDEX_PAGE);
 		std::vector<PackedChunk> slots;
 		std::string why;
 		if (!DecodeExportIndexPage(blob, slots, why)) {
@@ -155,17 +149,16 @@ ResolvedExport ReadExport(ObjectStore &store, const RemoteLocator &locator, Cont
 		resolved.descriptor_hash = locator.descriptor;
 	}
 	auto key = DescriptorKey(resolved.descriptor_hash);
-	auto text = ReadVerified(store, cache, key, resolved.descriptor_hash, "descriptor",
-	                         {ErrorKind::NOT_FOUND, "descriptor_not_found"}, "corrupt_descriptor");
+	auto text = ReadVerified(store, cache, key, resolved.descriptor_hash, "descriptor", ErrorCode::DESCRIPTOR_NOT_FOUND,
+	                         ErrorCode::CORRUPT_DESCRIPTOR);
 	std::string why;
 	if (!DecodeDescriptor(text, resolved.descriptor, why)) {
-		Fail(ErrorKind::IO, "corrupt_descriptor",
+		Fail(ErrorCode::CORRUPT_DESCRIPTOR,
 		     "The descriptor " + key + " at " + store.Describe() + " cannot be read: " + why + ".");
 	}
 	if (resolved.head && resolved.descriptor.database != resolved.head->database) {
-		Fail(ErrorKind::IO, "corrupt_head",
-		     "The branch head " + locator.Key() + " points at a descriptor of database '" +
-		         resolved.descriptor.database + "'. Re-export the branch.");
+		Fail(ErrorCode::CORRUPT_HEAD, "The branch head " + locator.Key() + " points at a descriptor of database '" +
+		                                  resolved.descriptor.database + "'. Re-export the branch.");
 	}
 	resolved.image = ReadImage(store, cache, resolved.descriptor);
 	return resolved;

@@ -120,9 +120,8 @@ LocalObjectStore::LocalObjectStore(std::string root_p) : root(std::move(root_p))
 	}
 	internal_dir = root + "/" + RESERVED_KEY_SEGMENT;
 	if (!MakeDirectories(internal_dir + "/tmp") || !MakeDirectories(internal_dir + "/locks")) {
-		Fail(ErrorKind::IO, "io_error",
-		     "Cannot create the object store directory " + root + ": " + std::strerror(errno) +
-		         ". Check the path and its permissions.");
+		Fail(ErrorCode::IO_ERROR, "Cannot create the object store directory " + root + ": " + std::strerror(errno) +
+		                              ". Check the path and its permissions.");
 	}
 	SweepTempFiles(internal_dir + "/tmp");
 }

@@ -246,8 +246,7 @@ struct aws_credentials_provider *MakeProvider(const CrtRuntime &runtime, const S
 S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p, S3Tuning tuning_p)
     : location(std::move(location_p)), credentials(std::move(credentials_p)), tuning(tuning_p) {
 	if (location.bucket.empty()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_s3_location",
-		     "An S3 location needs a bucket. Use s3://bucket/prefix/.");
+		Fail(ErrorCode::INVALID_S3_LOCATION, "An S3 location needs a bucket. Use s3://bucket/prefix/.");
 	}
 	if (!location.prefix.empty() && location.prefix.back() != '/') {
 		location.prefix += '/';
@@ -258,7 +257,7 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	auto endpoint_cursor = Cursor(endpoint_text);
 	struct aws_uri endpoint;
 	if (aws_uri_init_parse(&endpoint, aws_default_allocator(), &endpoint_cursor) != AWS_OP_SUCCESS) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_s3_location",
+		Fail(ErrorCode::INVALID_S3_LOCATION,
 		     "The S3 endpoint '" + credentials.endpoint + "' is not host[:port]. Fix ENDPOINT.");
 	}
 	aws_uri_clean_up(&endpoint);
@@ -269,13 +268,13 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	if (credentials.use_ssl && !tuning.ca_file.empty()) {
 		own_tls.reset(MakeTlsOptions(runtime.allocator, tuning.ca_file));
 		if (!own_tls) {
-			Fail(ErrorKind::IO, "s3_client_error",
+			Fail(ErrorCode::S3_CLIENT_ERROR,
 			     "Cannot use the CA file " + tuning.ca_file + " for S3: " + aws_error_name(aws_last_error()) + ".");
 		}
 	}
 	auto tls_options = own_tls ? own_tls.get() : runtime.tls_options;
 	if (credentials.use_ssl && !tls_options) {
-		Fail(ErrorKind::IO, "s3_client_error",
+		Fail(ErrorCode::S3_CLIENT_ERROR,
 		     "Cannot set up TLS for S3 (no usable CA certificates?). Install ca-certificates.");
 	}
 	provider = MakeProvider(runtime, credentials);
@@ -311,7 +310,7 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 	if (!client) {
 		std::string reason = aws_error_name(aws_last_error());
 		aws_credentials_provider_release(provider);
-		Fail(ErrorKind::IO, "s3_client_error", "Cannot set up the S3 client for " + Describe() + ": " + reason + ".");
+		Fail(ErrorCode::S3_CLIENT_ERROR, "Cannot set up the S3 client for " + Describe() + ": " + reason + ".");
 	}
 }
 

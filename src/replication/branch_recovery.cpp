@@ -42,13 +42,13 @@ RecoveredExport ImportExportImage(const std::string &database, const std::string
 
 static void CheckRequest(Repository &repository, const BranchRecoveryRequest &request) {
 	if (repository.metadata->history.FindDatabase(request.name)) {
-		Fail(ErrorKind::CONFLICT, "database_exists",
+		Fail(ErrorCode::DATABASE_EXISTS,
 		     "Database " + QuoteName(request.name) +
 		         " already exists. Recover into a new name, or drop it first with differential_drop_database('" +
 		         request.name + "').");
 	}
 	if (request.same_identity && (request.name != request.head.database || request.head.branch != "main")) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_argument",
+		Fail(ErrorCode::INVALID_ARGUMENT,
 		     "same_identity => true continues the branch as the same database, so the new database must be named " +
 		         QuoteName(request.head.database) + " and the head must be of branch main (this one is " +
 		         request.head.database + "/" + request.head.branch +
@@ -104,7 +104,7 @@ static void FailIfRecoveredMeanwhile(ObjectStore &store, const std::string &key,
 	std::string why;
 	if (DecodeEpoch(got.data, there, why) && there.kind == EpochKind::SEAL && there.reason == SealReason::RECOVERY &&
 	    there.writer != writer) {
-		Fail(ErrorKind::CONFLICT, "head_conflict",
+		Fail(ErrorCode::HEAD_CONFLICT,
 		     "Another host recovered " + there.database + "/" + there.branch +
 		         " with the same identity while this recovery ran (its seal is " + key +
 		         "), so it is the branch's writer now and nothing was recovered here. Follow the new leader, or "
@@ -122,7 +122,7 @@ static std::pair<uint64_t, Hash256> Fence(const BranchRecoveryRequest &request, 
 	auto &store = *request.store;
 	for (int attempt = 0; attempt < 16; attempt++) {
 		if (pos.awaiting_base) {
-			Fail(ErrorKind::CONFLICT, "head_conflict",
+			Fail(ErrorCode::HEAD_CONFLICT,
 			     "The WAL chain of " + pos.database + "/" + pos.branch +
 			         " was already sealed by another recovery, which now owns the branch. Recover with "
 			         "same_identity => false for an independent copy, or follow the new leader.");
@@ -138,7 +138,7 @@ static std::pair<uint64_t, Hash256> Fence(const BranchRecoveryRequest &request, 
 			}
 		}
 		if (!successor) {
-			Fail(ErrorKind::CONFLICT, "head_conflict",
+			Fail(ErrorCode::HEAD_CONFLICT,
 			     "Chain ids after " + std::to_string(pos.chain) + " of " + pos.database + "/" + pos.branch +
 			         " are all taken: its writer is alive and busy. Stop it, then recover again.");
 		}
@@ -162,7 +162,7 @@ static std::pair<uint64_t, Hash256> Fence(const BranchRecoveryRequest &request, 
 		// The old writer appended meanwhile: apply what it wrote and seal the new tip.
 		WalkToTip(store, pos, state);
 	}
-	Fail(ErrorKind::CONFLICT, "head_conflict",
+	Fail(ErrorCode::HEAD_CONFLICT,
 	     "The branch " + pos.database + "/" + pos.branch +
 	         " kept growing while the recovery tried to seal it: its writer is alive. Stop it, then recover again.");
 }

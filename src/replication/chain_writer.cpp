@@ -16,7 +16,7 @@
 namespace differential {
 
 void FailFenced(const std::string &database, const std::string &branch, const std::string &why) {
-	Fail(ErrorKind::CONFLICT, "head_conflict",
+	Fail(ErrorCode::HEAD_CONFLICT,
 	     "Branch " + database + "/" + branch + " was taken over by another writer (" + why +
 	         "), so this database no longer ships its WAL and this commit was not applied (DuckDB rolled it "
 	         "back); earlier commits stay in the local database. To keep this copy, attach it with SHIP_WAL 'off' "
@@ -143,7 +143,7 @@ uint64_t ChainWriter::WriteFirstEpoch(uint64_t from, const Hash256 &base, Epoch 
 			return chain;
 		}
 	}
-	Fail(ErrorKind::CONFLICT, "head_conflict",
+	Fail(ErrorCode::HEAD_CONFLICT,
 	     "Chain ids " + std::to_string(from) + " to " + std::to_string(from + MAX_CHAIN_ID_PROBES - 1) + " of " +
 	         target.database + "/" + target.branch + " in " + target.store->Describe() +
 	         " are all taken, so no new WAL chain can start: another writer keeps starting chains on this branch. "
@@ -161,7 +161,7 @@ void ChainWriter::TrimLanded(const Epoch &there, Epoch &ours, const std::string 
 		state.fenced = true;
 		Save();
 		LogWarning("ship_diverged", target.database + "/" + target.branch + ": " + key);
-		Fail(ErrorKind::CONFLICT, "ship_diverged",
+		Fail(ErrorCode::SHIP_DIVERGED,
 		     "The epoch " + key + " in " + target.store->Describe() +
 		         " holds WAL bytes of a commit whose COMMIT failed here (its PUT landed but the answer was lost, "
 		         "and DuckDB rolled the commit back), so this database no longer continues its shipped history and "
@@ -220,7 +220,7 @@ void ChainWriter::MoveHead(const Hash256 &base, uint64_t chain) {
 			std::string why;
 			if (!DecodeHead(got.data, head, why)) {
 				Fail(
-				    ErrorKind::IO, "corrupt_head",
+				    ErrorKind::IO, ErrorCode::CORRUPT_HEAD,
 				    "The head " + key + " in " + store.Describe() + " is damaged (" + why +
 				        "), so the WAL chain cannot be published. Restore it from a bucket backup, then commit again.");
 			}
@@ -254,7 +254,7 @@ void ChainWriter::MoveHead(const Hash256 &base, uint64_t chain) {
 		}
 		// The head moved meanwhile (a snapshot export of this database): read it again.
 	}
-	Fail(ErrorKind::CONFLICT, "head_conflict",
+	Fail(ErrorCode::HEAD_CONFLICT,
 	     "The head " + HeadKey(target.database, target.branch) + " in " + target.store->Describe() +
 	         " kept changing while the WAL chain was published; the epochs are safe (readers follow the seal). "
 	         "Commit again to retry.");
@@ -397,7 +397,7 @@ void ChainWriter::MoveHeadAfterSeal(const Hash256 &base, uint64_t chain) {
 	try {
 		MoveHead(base, chain);
 	} catch (DifferentialError &error) {
-		if (error.code == "head_conflict" && state.fenced) {
+		if (error.code == ErrorCode::HEAD_CONFLICT && state.fenced) {
 			throw; // a recovery took the branch over after our seal
 		}
 		LogWarning("ship_head_stale", target.database + "/" + target.branch + ": the head names a chain older than " +

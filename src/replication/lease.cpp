@@ -54,10 +54,9 @@ LeaseRecord Lease::Decode(const std::string &text) const {
 	LeaseRecord record;
 	std::string why;
 	if (!DecodeLease(text, record, why) || record.database != mine.database || record.branch != mine.branch) {
-		Fail(ErrorKind::IO, "corrupt_lease",
-		     "The lease " + key + " in " + store->Describe() + " is damaged (" +
-		         (why.empty() ? "it names another branch" : why) +
-		         "). Delete it: the leader writes a new one within a third of its duration.");
+		Fail(ErrorCode::CORRUPT_LEASE, "The lease " + key + " in " + store->Describe() + " is damaged (" +
+		                                   (why.empty() ? "it names another branch" : why) +
+		                                   "). Delete it: the leader writes a new one within a third of its duration.");
 	}
 	return record;
 }

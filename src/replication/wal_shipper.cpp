@@ -257,7 +257,7 @@ void WalShipper::Run() {
 			std::lock_guard<std::mutex> ship(ship_lock);
 			Ship(items);
 		} catch (DifferentialError &error) {
-			if (error.code == "head_conflict" || error.code == "ship_diverged") {
+			if (error.code == ErrorCode::HEAD_CONFLICT || error.code == ErrorCode::SHIP_DIVERGED) {
 				fenced = true;
 			}
 			std::lock_guard<std::mutex> ship(ship_lock);

@@ -100,7 +100,7 @@ void EvictedChunkReader::Read(const Hash256 &hash, uint32_t length, uint8_t *out
 			FailRemote(result.outcome, *registered.store, "reading evicted chunk " + HashToHex(hash) + " from " + key);
 		}
 		if (result.data.size() != length || Sha256(result.data.data(), result.data.size()) != hash) {
-			Fail(ErrorKind::IO, "corrupt_chunk",
+			Fail(ErrorCode::CORRUPT_CHUNK,
 			     "Evicted chunk " + HashToHex(hash) + " (bytes " + std::to_string(copy.packed.offset) + "+" +
 			         std::to_string(copy.packed.length) + " of " + key + " at " + registered.store->Describe() +
 			         ") does not match its SHA-256. The object in the store is damaged: restore it from a copy; "
@@ -111,11 +111,11 @@ void EvictedChunkReader::Read(const Hash256 &hash, uint32_t length, uint8_t *out
 		return;
 	}
 	if (copies.empty()) {
-		Fail(ErrorKind::IO, "missing_chunk",
+		Fail(ErrorCode::MISSING_CHUNK,
 		     "Chunk " + HashToHex(hash) +
 		         " was evicted, but no store is recorded to hold it. Run differential_verify().");
 	}
-	Fail(ErrorKind::INVALID_INPUT, "evicted_chunk_unreachable",
+	Fail(ErrorCode::EVICTED_CHUNK_UNREACHABLE,
 	     "Chunk " + HashToHex(hash) + " was evicted after an export to " + stores +
 	         ", and this process has not opened that store. Attach the database with its DATA_PATH ('" +
 	         copies[0].store_url + "'), with a TYPE s3 secret whose scope covers it, before reading.");

@@ -14,13 +14,13 @@ namespace differential {
 EvictionCounts EvictExported(Repository &repository, const std::string &database) {
 	auto &remote = repository.metadata->remote;
 	if (!repository.metadata->history.FindDatabase(database)) {
-		Fail(ErrorKind::NOT_FOUND, "database_not_found",
+		Fail(ErrorCode::DATABASE_NOT_FOUND,
 		     "Database " + QuoteName(database) +
 		         " does not exist in this repository. List databases with differential_databases().");
 	}
 	auto data_path = remote.DataPath(database);
 	if (!data_path) {
-		Fail(ErrorKind::INVALID_INPUT, "no_data_path",
+		Fail(ErrorCode::NO_DATA_PATH,
 		     "Database " + QuoteName(database) +
 		         " has no DATA_PATH, so nothing of it is exported and nothing can be evicted. Give it one with "
 		         "ATTACH 'differential:" +
@@ -66,8 +66,7 @@ EvictionCounts FetchEvicted(Repository &repository, const std::string &database,
 	}
 	auto evicted = remote.EvictedAmong(std::vector<Hash256>(reached.begin(), reached.end()));
 	if (!evicted.empty() && !repository.storage->evicted) {
-		Fail(ErrorKind::INTERNAL, "internal",
-		     "This repository was opened without a reader of evicted chunks. Please report this.");
+		Fail(ErrorCode::INTERNAL, "This repository was opened without a reader of evicted chunks. Please report this.");
 	}
 	EvictionCounts total;
 	std::vector<std::pair<Hash256, ChunkLocation>> batch;

@@ -19,14 +19,14 @@ namespace differential {
 
 std::string NormalizeRepositoryPath(const std::string &path) {
 	if (path.empty() || path[0] != '/') {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_repository",
+		Fail(ErrorCode::INVALID_REPOSITORY,
 		     "The repository path " + QuoteName(path) +
 		         " is not absolute. Set it to an absolute directory, e.g. SET differential_repository = "
 		         "'/home/me/differential'.");
 	}
 	for (unsigned char c : path) {
 		if (c < 0x20 || c == 0x7f) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_repository",
+			Fail(ErrorCode::INVALID_REPOSITORY,
 			     "The repository path " + QuoteName(path) + " contains a control character. Use a plain path.");
 		}
 	}
@@ -48,7 +48,7 @@ static void MakeDirectories(const std::string &path) {
 		if (pos == path.size() || path[pos] == '/') {
 			auto prefix = path.substr(0, pos);
 			if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-				Fail(ErrorKind::IO, "invalid_repository",
+				Fail(ErrorKind::IO, ErrorCode::INVALID_REPOSITORY,
 				     "Cannot create the repository directory " + prefix + ": " + std::strerror(errno) +
 				         ". Choose a directory you can write to.");
 			}
@@ -70,7 +70,7 @@ std::shared_ptr<Repository> OpenRepository(const std::string &root_p) {
 	MakeDirectories(requested + "/segments");
 	char resolved[PATH_MAX];
 	if (!realpath(requested.c_str(), resolved)) {
-		Fail(ErrorKind::IO, "invalid_repository",
+		Fail(ErrorKind::IO, ErrorCode::INVALID_REPOSITORY,
 		     "Cannot resolve the repository path " + requested + ": " + std::strerror(errno) + ".");
 	}
 	std::string root = resolved;

@@ -32,13 +32,13 @@ static std::string HolderOf(int fd) {
 BranchLock::BranchLock(const FileAddress &address, bool announce) {
 	auto dir = address.repository + "/locks";
 	if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-		Fail(ErrorKind::IO, "io_error",
+		Fail(ErrorCode::IO_ERROR,
 		     "Cannot create the lock directory " + dir + ": " + std::strerror(errno) + ". Check permissions.");
 	}
 	path = dir + "/" + address.database + "@" + address.branch + ".lock";
 	fd = sys::Open("branch_lock.open", path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		Fail(ErrorKind::IO, "io_error",
+		Fail(ErrorCode::IO_ERROR,
 		     "Cannot open the branch lock " + path + ": " + std::strerror(errno) + ". Check permissions, then retry.");
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -47,11 +47,10 @@ BranchLock::BranchLock(const FileAddress &address, bool announce) {
 		close(fd);
 		fd = -1;
 		if (error != EWOULDBLOCK) {
-			Fail(ErrorKind::IO, "io_error",
-			     "Cannot lock the branch lock " + path + ": " + std::strerror(error) +
-			         ". Retry; if it persists, check that the file system supports flock.");
+			Fail(ErrorCode::IO_ERROR, "Cannot lock the branch lock " + path + ": " + std::strerror(error) +
+			                              ". Retry; if it persists, check that the file system supports flock.");
 		}
-		Fail(ErrorKind::CONFLICT, "branch_locked",
+		Fail(ErrorCode::BRANCH_LOCKED,
 		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
 		         " is open for writing by " + who +
 		         ". A branch has one writer at a time: detach it there, attach it here with (READ_ONLY), or "
@@ -92,7 +91,7 @@ static FileAddress BranchAddress(const std::string &repository, const std::strin
 
 void RequireBranchClosed(const std::string &repository, const std::string &database, const std::string &branch) {
 	if (DiffFileSystem::OpenHandleCount(BranchAddress(repository, database, branch).OwnerKey()) > 0) {
-		Fail(ErrorKind::CONFLICT, "active_attachment_or_transaction",
+		Fail(ErrorCode::ACTIVE_ATTACHMENT_OR_TRANSACTION,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " is still open in this process: attached, or held by a transaction after DETACH. DETACH it, "
 		         "let open transactions finish, then retry.");
@@ -123,7 +122,7 @@ std::shared_ptr<BranchLock> ReserveBranchLock(const std::string &repository, con
                                               const std::string &branch) {
 	auto address = BranchAddress(repository, database, branch);
 	if (DiffFileSystem::HasWriter(BranchPath(repository, database, branch))) {
-		Fail(ErrorKind::CONFLICT, "branch_in_use",
+		Fail(ErrorCode::BRANCH_IN_USE,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " is already attached for writing in this process. Use that attachment, or attach this one with "
 		         "(READ_ONLY).");
@@ -132,7 +131,7 @@ std::shared_ptr<BranchLock> ReserveBranchLock(const std::string &repository, con
 	std::lock_guard<std::mutex> guard(reserved.lock);
 	auto &slot = reserved.by_owner[address.OwnerKey()];
 	if (slot.lock()) {
-		Fail(ErrorKind::CONFLICT, "branch_in_use",
+		Fail(ErrorCode::BRANCH_IN_USE,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " is being attached for writing by another connection of this process. Use that attachment, or "
 		         "attach this one with (READ_ONLY).");

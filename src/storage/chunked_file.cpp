@@ -80,7 +80,7 @@ void ChunkedFile::ReadChunk(const Chunk &chunk, uint8_t *out) {
 	try {
 		storage->ReadChunk(chunk.hash, chunk.location, out);
 	} catch (DifferentialError &error) {
-		if (error.code != "missing_segment") {
+		if (error.code != ErrorCode::MISSING_SEGMENT) {
 			throw;
 		}
 		// Cleanup may have moved the chunk to another segment, or removed it after an eviction: its hash

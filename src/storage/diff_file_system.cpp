@@ -130,7 +130,7 @@ static bool PrepareForOpen(VersionedFile &file, bool exists, duckdb::FileOpenFla
 		if (flags.ReturnNullIfNotExists()) {
 			return false;
 		}
-		Fail(ErrorKind::NOT_FOUND, "file_not_found", "No file " + path + " in the repository.");
+		Fail(ErrorCode::FILE_NOT_FOUND, "No file " + path + " in the repository.");
 	}
 	return true;
 }
@@ -139,7 +139,7 @@ static bool PrepareForOpen(VersionedFile &file, bool exists, duckdb::FileOpenFla
 static std::shared_ptr<VersionedFile> OpenLiveFile(LiveFile &entry, const FileAddress &address,
                                                    duckdb::FileOpenFlags flags, const std::string &path) {
 	if (address.IsMainFile() && entry.writers > 0) {
-		Fail(ErrorKind::CONFLICT, "branch_in_use",
+		Fail(ErrorCode::BRANCH_IN_USE,
 		     "Branch " + QuoteName(address.branch) + " of database " + QuoteName(address.database) +
 		         " is already attached for writing in this process. Use that attachment, or attach this one with "
 		         "(READ_ONLY).");
@@ -208,9 +208,8 @@ static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const 
 	bool is_database_file = false;
 	auto image = FindRemoteImage(path, is_database_file);
 	if (image && flags.OpenForWriting()) {
-		Fail(ErrorKind::INVALID_INPUT, "read_only",
-		     "Cannot write " + path + ": it is a read-only remote attachment of " + image->Locator() +
-		         ". Write to the database where it is exported from.");
+		Fail(ErrorCode::READ_ONLY, "Cannot write " + path + ": it is a read-only remote attachment of " +
+		                               image->Locator() + ". Write to the database where it is exported from.");
 	}
 	if (image && !is_database_file && image->HasWal() && IsRemoteWalPath(path)) {
 		return duckdb::make_uniq<DiffFileHandle>(fs, path, flags, image, true);
@@ -219,7 +218,7 @@ static duckdb::unique_ptr<FileHandle> OpenRemoteImage(DiffFileSystem &fs, const 
 		if (flags.ReturnNullIfNotExists()) {
 			return nullptr;
 		}
-		Fail(ErrorKind::NOT_FOUND, "file_not_found",
+		Fail(ErrorCode::FILE_NOT_FOUND,
 		     "No file " + path + (image ? ": a remote attachment has only its database file." : ": it was detached."));
 	}
 	return duckdb::make_uniq<DiffFileHandle>(fs, path, flags, image);
@@ -236,7 +235,7 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 		auto address = ParseDiffPath(path);
 		bool write = flags.OpenForWriting();
 		if (write && address.IsSnapshot()) {
-			Fail(ErrorKind::INVALID_INPUT, "read_only",
+			Fail(ErrorCode::READ_ONLY,
 			     "Snapshot " + std::to_string(address.snapshot_id) + " of database " + QuoteName(address.database) +
 			         " is read-only. Create a branch from it with differential_create_branch() to write.");
 		}
@@ -335,9 +334,9 @@ void DiffFileSystem::Read(FileHandle &handle, void *buffer, int64_t nr_bytes, id
 		auto &h = AsDiff(handle);
 		auto n = h.ReadAt(buffer, static_cast<uint64_t>(nr_bytes), location);
 		if (n != static_cast<uint64_t>(nr_bytes)) {
-			Fail(ErrorKind::IO, "short_read",
-			     "Read of " + std::to_string(nr_bytes) + " bytes at " + std::to_string(location) + " from " + h.path +
-			         " goes past its end (" + std::to_string(h.Length()) + " bytes).");
+			Fail(ErrorCode::SHORT_READ, "Read of " + std::to_string(nr_bytes) + " bytes at " +
+			                                std::to_string(location) + " from " + h.path + " goes past its end (" +
+			                                std::to_string(h.Length()) + " bytes).");
 		}
 	});
 }
@@ -349,7 +348,7 @@ void DiffFileSystem::Write(FileHandle &handle, void *buffer, int64_t nr_bytes, i
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
-			Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot write " + h.path + ": it is opened read-only.");
+			Fail(ErrorCode::READ_ONLY, "Cannot write " + h.path + ": it is opened read-only.");
 		}
 		h.file->Write(buffer, static_cast<uint64_t>(nr_bytes), location);
 	});
@@ -392,7 +391,7 @@ void DiffFileSystem::Truncate(FileHandle &handle, int64_t new_size) {
 	Translated([&]() {
 		auto &h = AsDiff(handle);
 		if (!h.writable) {
-			Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot truncate " + h.path + ": it is opened read-only.");
+			Fail(ErrorCode::READ_ONLY, "Cannot truncate " + h.path + ": it is opened read-only.");
 		}
 		h.file->Truncate(static_cast<uint64_t>(new_size));
 		h.position = std::min<uint64_t>(h.position, static_cast<uint64_t>(new_size));
@@ -533,15 +532,14 @@ bool DiffFileSystem::TryRemoveFile(const std::string &filename, duckdb::optional
 	return Translated([&]() {
 		if (IsRemoteImagePath(filename)) {
 			if (FileExists(filename, opener)) {
-				Fail(ErrorKind::INVALID_INPUT, "read_only",
-				     "Cannot remove " + filename + ": remote attachments are read-only.");
+				Fail(ErrorCode::READ_ONLY, "Cannot remove " + filename + ": remote attachments are read-only.");
 			}
 			return false;
 		}
 		FileAddress address;
 		auto file = Lookup(filename, address);
 		if (address.IsSnapshot()) {
-			Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot remove " + filename + ": snapshots are read-only.");
+			Fail(ErrorCode::READ_ONLY, "Cannot remove " + filename + ": snapshots are read-only.");
 		}
 		bool existed = FileExists(filename, opener);
 		if (file) {
@@ -566,18 +564,18 @@ void DiffFileSystem::MoveFile(const std::string &source, const std::string &targ
 	Count(Counter::FS_MOVE);
 	Translated([&]() {
 		if (IsRemoteImagePath(source) || IsRemoteImagePath(target)) {
-			Fail(ErrorKind::INVALID_INPUT, "read_only",
+			Fail(ErrorCode::READ_ONLY,
 			     "Cannot move " + source + " to " + target + ": remote attachments are read-only.");
 		}
 		FileAddress from, to;
 		auto file = Lookup(source, from);
 		to = ParseDiffPath(target);
 		if (from.OwnerKey() != to.OwnerKey() || from.IsSnapshot()) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_path",
+			Fail(ErrorCode::INVALID_PATH,
 			     "Cannot move " + source + " to " + target + ": files move only within one branch.");
 		}
 		if (from.IsMainFile() != to.IsMainFile()) {
-			Fail(ErrorKind::INVALID_INPUT, "invalid_path",
+			Fail(ErrorCode::INVALID_PATH,
 			     "Cannot move " + source + " to " + target +
 			         ": a database file and its WAL files are stored differently. Copy the data instead.");
 		}

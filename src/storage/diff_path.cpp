@@ -22,7 +22,7 @@ std::string FileAddress::ToPath() const {
 
 FileAddress ParseDiffPath(const std::string &path) {
 	auto refuse = [&]() -> FileAddress {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_path",
+		Fail(ErrorCode::INVALID_PATH,
 		     "The path " + QuoteName(path) +
 		         " is not a differential database path. Attach databases with ATTACH 'differential:<name>'.");
 	};

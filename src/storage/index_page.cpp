@@ -16,7 +16,7 @@ std::vector<uint8_t> EncodeIndexPage(const std::vector<Hash256> &slots) {
 
 std::vector<Hash256> DecodeIndexPage(const std::vector<uint8_t> &blob) {
 	if (blob.size() % 32 != 0 || blob.size() / 32 > SLOTS_PER_INDEX_PAGE) {
-		Fail(ErrorKind::IO, "corrupt_index_page",
+		Fail(ErrorCode::CORRUPT_INDEX_PAGE,
 		     "An index page of " + std::to_string(blob.size()) +
 		         " bytes is malformed. The repository is damaged; run differential_verify().");
 	}

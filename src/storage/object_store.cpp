@@ -29,24 +29,24 @@ void FailRemote(const ObjectOutcome &outcome, const ObjectStore &store, const st
 	auto where = "Failed " + doing + " in " + store.Describe() + " (" + outcome.detail + ")";
 	switch (outcome.status) {
 	case ObjectStatus::NOT_FOUND:
-		Fail(ErrorKind::NOT_FOUND, "remote_not_found",
+		Fail(ErrorCode::REMOTE_NOT_FOUND,
 		     where + ". The object is missing: check the URL, or whether it was deleted from the bucket.");
 	case ObjectStatus::PRECONDITION_FAILED:
 	case ObjectStatus::CONFLICT:
-		Fail(ErrorKind::CONFLICT, "remote_conflict", where + ". Another writer changed it first; retry.");
+		Fail(ErrorCode::REMOTE_CONFLICT, where + ". Another writer changed it first; retry.");
 	case ObjectStatus::TRANSIENT:
-		Fail(ErrorKind::IO, "remote_unavailable",
+		Fail(ErrorCode::REMOTE_UNAVAILABLE,
 		     where + " after retries. Check the ENDPOINT and USE_SSL of the TYPE s3 secret and the network, then "
 		             "retry.");
 	case ObjectStatus::DENIED:
-		Fail(ErrorKind::IO, "remote_denied",
+		Fail(ErrorCode::REMOTE_DENIED,
 		     where + ". The credentials were refused: check the TYPE s3 secret whose SCOPE matches this URL (or "
 		             "the AWS credential chain when none does) and its permissions.");
 	case ObjectStatus::OK:
 	case ObjectStatus::INVALID:
 		break;
 	}
-	Fail(ErrorKind::IO, "remote_invalid", where + ". The store refused the request; check the URL and the server.");
+	Fail(ErrorCode::REMOTE_INVALID, where + ". The store refused the request; check the URL and the server.");
 }
 
 GetResult ObjectStore::GetIfNoneMatch(const std::string &key, const std::string &etag) {

@@ -16,7 +16,7 @@ static constexpr uint64_t MAX_RANGE_RECORD = 64ULL << 20;
 static constexpr const char *RANGE_WRITE_EDGE = "wal.range_write";
 
 [[noreturn]] static void InlineCorrupt(const std::string &what) {
-	Fail(ErrorKind::IO, "corrupt_chunk",
+	Fail(ErrorCode::CORRUPT_CHUNK,
 	     "CRC32C mismatch in the inline bytes of " + what +
 	         ": the stored data is damaged and was not returned. Run differential_verify() to see what is affected.");
 }
@@ -49,9 +49,9 @@ void RangedFile::ApplyLocked(StoredFile &stored) {
 		pos += e.location.length;
 	}
 	if (pos != length) {
-		Fail(ErrorKind::IO, "corrupt_metadata",
-		     "The stored byte ranges of " + address.ToPath() + " add up to " + std::to_string(pos) + " bytes, not " +
-		         std::to_string(length) + ". Run differential_verify().");
+		Fail(ErrorCode::CORRUPT_METADATA, "The stored byte ranges of " + address.ToPath() + " add up to " +
+		                                      std::to_string(pos) + " bytes, not " + std::to_string(length) +
+		                                      ". Run differential_verify().");
 	}
 	published_extents = extents.size();
 }

@@ -72,7 +72,7 @@ static void MakeDirectory(const std::string &path) {
 		if (at == path.size() || path[at] == '/') {
 			auto prefix = path.substr(0, at);
 			if (mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-				Fail(ErrorKind::IO, "remote_cache_unavailable",
+				Fail(ErrorKind::IO, ErrorCode::REMOTE_CACHE_UNAVAILABLE,
 				     "Cannot create the remote read cache directory " + prefix + ": " + std::strerror(errno) +
 				         ". Set differential_remote_cache_size = 0, or make the directory writable.");
 			}
@@ -87,7 +87,7 @@ DiskContentCache::DiskContentCache(std::string directory_p, uint64_t bound_bytes
 	auto lock_path = directory + "/cache.lock";
 	lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lock_fd < 0) {
-		Fail(ErrorKind::IO, "remote_cache_unavailable",
+		Fail(ErrorKind::IO, ErrorCode::REMOTE_CACHE_UNAVAILABLE,
 		     "Cannot open " + lock_path + ": " + std::strerror(errno) +
 		         ". Set differential_remote_cache_size = 0, or make the directory writable.");
 	}

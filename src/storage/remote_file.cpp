@@ -203,7 +203,7 @@ void RemoteImageFile::FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end
 	auto extra = ReadAhead(pack, begin, end, claimed);
 	auto result = LoggedGet(*store, key, ByteRange {begin, end - begin});
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
-		Fail(ErrorKind::IO, "missing_object",
+		Fail(ErrorCode::MISSING_OBJECT,
 		     "The pack " + key + " that " + locator + " reads from is missing at " + store->Describe() +
 		         ": the export is incomplete or its objects were deleted. Attach a newer branch head or descriptor.");
 	}
@@ -216,7 +216,7 @@ void RemoteImageFile::FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end
 		// A pack shorter than its index says fails the hash check like a damaged one.
 		auto bytes = at < result.data.size() ? result.data.substr(at, chunk.length) : std::string();
 		if (bytes.size() != chunk.length || Sha256(bytes.data(), bytes.size()) != chunk.chunk) {
-			Fail(ErrorKind::IO, "corrupt_chunk",
+			Fail(ErrorCode::CORRUPT_CHUNK,
 			     "Chunk " + std::to_string(piece.index) + " of " + locator + " (bytes " + std::to_string(chunk.offset) +
 			         "+" + std::to_string(chunk.length) + " of " + key + " at " + store->Describe() +
 			         ") does not match its SHA-256 " + HashToHex(chunk.chunk) +
@@ -277,10 +277,9 @@ std::shared_ptr<RemoteImageFile> FindRemoteImage(const std::string &path, bool &
 	bool digits = !id_text.empty() && id_text.size() < 19 && id_text[0] != '0' &&
 	              std::all_of(id_text.begin(), id_text.end(), [](char c) { return c >= '0' && c <= '9'; });
 	if (!digits || file_name.rfind(MAIN_FILE_NAME, 0) != 0 || file_name.find('/') != std::string::npos) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_path",
-		     "The path " + path +
-		         " is not a remote database path. Attach exports with ATTACH "
-		         "'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>'.");
+		Fail(ErrorCode::INVALID_PATH, "The path " + path +
+		                                  " is not a remote database path. Attach exports with ATTACH "
+		                                  "'differential:s3://<bucket>/<prefix>/heads/<database>/<branch>'.");
 	}
 	is_database_file = file_name == MAIN_FILE_NAME;
 	auto &registry = Registry();

@@ -17,10 +17,9 @@ void RepositoryStorage::ReadChunk(const Hash256 &hash, const ChunkLocation &loca
 		return;
 	}
 	if (!evicted) {
-		Fail(ErrorKind::IO, "chunk_evicted",
-		     "Chunk " + HashToHex(hash) +
-		         " was evicted after an export and this process cannot fetch it back. "
-		         "Read it through a session that loaded the differential extension.");
+		Fail(ErrorCode::CHUNK_EVICTED, "Chunk " + HashToHex(hash) +
+		                                   " was evicted after an export and this process cannot fetch it back. "
+		                                   "Read it through a session that loaded the differential extension.");
 	}
 	if (evicted->ReadCached(hash, location.length, out)) {
 		return;

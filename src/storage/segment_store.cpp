@@ -39,9 +39,8 @@ static uint64_t GetU64(const uint8_t *p) {
 }
 
 [[noreturn]] static void IoFail(const std::string &what, const std::string &path) {
-	Fail(ErrorKind::IO, "io_error",
-	     what + " " + path + " failed: " + std::strerror(errno) +
-	         ". Check free disk space and permissions, then retry.");
+	Fail(ErrorCode::IO_ERROR, what + " " + path + " failed: " + std::strerror(errno) +
+	                              ". Check free disk space and permissions, then retry.");
 }
 
 static void WriteAll(const char *edge, int fd, const void *data, size_t size, uint64_t offset,
@@ -290,7 +289,7 @@ int SegmentStore::ReaderFd(uint64_t segment_id) {
 	auto path = SegmentPath(segment_id);
 	int fd = sys::Open("segment.reader_open", path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
-		Fail(ErrorKind::IO, "missing_segment",
+		Fail(ErrorCode::MISSING_SEGMENT,
 		     "Segment " + path +
 		         " does not exist. The repository is damaged; run differential_verify() to see what "
 		         "is affected.");
@@ -309,12 +308,12 @@ void SegmentStore::Read(const ChunkLocation &loc, void *out) {
 		IoFail("Reading segment", SegmentPath(loc.segment_id));
 	}
 	if (static_cast<uint64_t>(n) != loc.length) {
-		Fail(ErrorKind::IO, "corrupt_chunk",
-		     "Segment " + SegmentPath(loc.segment_id) + " ends before the record at byte " +
-		         std::to_string(loc.offset) + ". The repository is damaged; run differential_verify().");
+		Fail(ErrorCode::CORRUPT_CHUNK, "Segment " + SegmentPath(loc.segment_id) + " ends before the record at byte " +
+		                                   std::to_string(loc.offset) +
+		                                   ". The repository is damaged; run differential_verify().");
 	}
 	if (Crc32c(out, loc.length) != loc.crc32c) {
-		Fail(ErrorKind::IO, "corrupt_chunk",
+		Fail(ErrorCode::CORRUPT_CHUNK,
 		     "CRC32C mismatch in segment " + SegmentPath(loc.segment_id) + " at byte " + std::to_string(loc.offset) +
 		         ": the stored data is damaged and was not returned. Run differential_verify() to see what is "
 		         "affected, and restore from another snapshot or replica.");

@@ -134,7 +134,7 @@ void VersionedFile::Sync() {
 		return;
 	}
 	if (!writable || address.IsSnapshot()) {
-		Fail(ErrorKind::INVALID_INPUT, "read_only", "Cannot write " + address.ToPath() + ": it is opened read-only.");
+		Fail(ErrorCode::READ_ONLY, "Cannot write " + address.ToPath() + ": it is opened read-only.");
 	}
 	LogTimer timer;
 	if (UnpublishedInSegmentsLocked()) {
@@ -161,7 +161,7 @@ FileAddress VersionedFile::Address() {
 void VersionedFile::Rename(const FileAddress &to) {
 	std::unique_lock<std::shared_mutex> guard(lock);
 	if (to.IsMainFile() != address.IsMainFile()) {
-		Fail(ErrorKind::INVALID_INPUT, "invalid_path",
+		Fail(ErrorCode::INVALID_PATH,
 		     "Cannot rename " + address.ToPath() + " to " + to.ToPath() +
 		         ": a database file and its WAL files are stored differently. Copy the data instead.");
 	}

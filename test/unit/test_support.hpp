@@ -48,16 +48,17 @@ public:
 };
 
 //! Runs `fn` and returns the code of the DifferentialError it throws, or a marker when it throws nothing
-//! (or something else), so a test can write EXPECT_EQ(ErrorCode([&] { ... }), "invalid_path").
+//! (or something else), so a test can write EXPECT_EQ(RaisedCode([&] { ... }), "invalid_path").
 template <class F>
-std::string ErrorCode(F &&fn) {
+std::string RaisedCode(F &&fn) {
 	try {
 		fn();
 	} catch (const DifferentialError &e) {
 		std::string message = e.what();
 		// Every refusal names its code first, in the form the SQL layer shows.
-		EXPECT_EQ(message.rfind("[differential:" + e.code + "] ", 0), 0u) << message;
-		return e.code;
+		std::string code = ToString(e.code);
+		EXPECT_EQ(message.rfind("[differential:" + code + "] ", 0), 0u) << message;
+		return code;
 	} catch (const std::exception &e) {
 		return std::string("<other exception: ") + e.what() + ">";
 	}

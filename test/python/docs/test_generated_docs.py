@@ -1,5 +1,5 @@
 """The lists the code defines (functions, settings, error codes, log events, layers) match their generated copies
-in docs/, every row has its hand-written meaning, and the generator does notice a new code."""
+in docs/, every row has its meaning, every registered error code is raised, and the generator notices a new code."""
 import pathlib
 import sys
 
@@ -31,13 +31,20 @@ def test_the_lists_are_not_empty():
     assert {"publish", "group_commit", "merge_comparison", "cleanup_request"} <= events.keys()
 
 
-def test_a_new_error_code_shows_up_undescribed(tmp_path, monkeypatch):
+def test_every_registered_code_is_raised_somewhere():
+    unused = [code for code, (_, files, _) in generate_docs.error_codes().items() if not files]
+    assert unused == [], f"codes in src/common/error_codes.def that no source raises: {unused}"
+
+
+def test_a_new_registry_entry_shows_up_in_the_table(tmp_path, monkeypatch):
     source = pathlib.Path(tmp_path / "src")
-    for path in generate_docs.sources():
+    for path in generate_docs.sources() + [generate_docs.SRC / "common" / "error_codes.def"]:
         target = source / path.relative_to(generate_docs.SRC)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(path.read_text())
-    (source / "storage" / "made_up.cpp").write_text('Fail(ErrorKind::IO, "made_up_code", "x");\n')
+    with open(source / "common" / "error_codes.def", "a") as registry:
+        registry.write('DIFFERENTIAL_ERROR_CODE(MADE_UP_CODE, "made_up_code", IO,\n    "a code " "for the test")\n')
+    (source / "storage" / "made_up.cpp").write_text("Fail(ErrorKind::CONFLICT, ErrorCode::MADE_UP_CODE, x);\n")
     monkeypatch.setattr(generate_docs, "SRC", source)
-    rendered = generate_docs.render_error_codes("")
-    assert f"| `made_up_code` | IO Error | `storage/made_up.cpp` | {generate_docs.UNDESCRIBED} |" in rendered
+    rendered = generate_docs.render_error_codes()
+    assert "| `made_up_code` | TransactionContext Error / IO Error | `storage/made_up.cpp` | a code for the test |" in rendered

@@ -8,12 +8,12 @@
 #include <string>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 
 namespace {
 
 std::string Validate(const std::string &name) {
-	return ErrorCode([&] { ValidateName("branch", name); });
+	return RaisedCode([&] { ValidateName("branch", name); });
 }
 
 } // namespace

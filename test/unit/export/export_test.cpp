@@ -21,7 +21,7 @@
 #include <thread>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 using differential::test::TempDir;
 
 namespace {
@@ -188,7 +188,7 @@ TEST_F(ExportTest, CloneReusesItsSourcesPacks) {
 TEST_F(ExportTest, FailedExportResumesAndHeadOnlyFollowsCompleteExports) {
 	WriteAndSnapshot("db", 0, 12288 + 70 * 262144, 1);
 	FailingStore failing(*store, 2); // the export marker and one pack
-	EXPECT_EQ(ErrorCode([&] { ExportPendingSnapshots(*repository, "db", failing, url); }), "export_failed");
+	EXPECT_EQ(RaisedCode([&] { ExportPendingSnapshots(*repository, "db", failing, url); }), "export_failed");
 	EXPECT_EQ(Count("packs/"), 1u);
 	EXPECT_EQ(Count("markers/"), 0u);
 	EXPECT_FALSE(store->Head(HeadKey("db", "main")).outcome.Ok());
@@ -247,7 +247,7 @@ TEST_F(ExportTest, AnotherRepositorysHeadIsAConflict) {
 	put.size = text.size();
 	ASSERT_TRUE(store->Put(put).outcome.Ok());
 	WriteAndSnapshot("db", 0, 12288, 2);
-	EXPECT_EQ(ErrorCode([&] { ExportPendingSnapshots(*repository, "db", *store, url); }), "head_conflict");
+	EXPECT_EQ(RaisedCode([&] { ExportPendingSnapshots(*repository, "db", *store, url); }), "head_conflict");
 	EXPECT_EQ(store->Get(HeadKey("db", "main")).data, text);
 	EXPECT_EQ(repository->metadata->history.ListSnapshots("db").size(), 2u);
 }
@@ -256,7 +256,7 @@ TEST_F(ExportTest, StoreWithoutConditionalWritesGetsNoHead) {
 	WriteAndSnapshot("db", 0, 12288, 1);
 	test::ConditionDroppingStore careless(*store, true, true);
 	auto careless_url = url + "careless/";
-	EXPECT_EQ(ErrorCode([&] { ExportPendingSnapshots(*repository, "db", careless, careless_url); }),
+	EXPECT_EQ(RaisedCode([&] { ExportPendingSnapshots(*repository, "db", careless, careless_url); }),
 	          "conditional_writes_unsupported");
 	EXPECT_FALSE(store->Head(HeadKey("db", "main")).outcome.Ok());
 }
@@ -285,7 +285,7 @@ TEST_F(ExportTest, ExportWaitsForNoCleanupAndLeavesNoMarker) {
 
 TEST_F(ExportTest, DataPathIsFixedOnceSet) {
 	EXPECT_FALSE(repository->metadata->remote.SetDataPath("db", url));
-	EXPECT_EQ(ErrorCode([&] { repository->metadata->remote.SetDataPath("db", "s3://other/x/"); }),
+	EXPECT_EQ(RaisedCode([&] { repository->metadata->remote.SetDataPath("db", "s3://other/x/"); }),
 	          "data_path_mismatch");
 	EXPECT_EQ(repository->metadata->remote.DataPath("db")->store_url, url);
 	// A local database adopts a data path; its earlier snapshots stay local.

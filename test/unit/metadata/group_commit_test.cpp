@@ -42,7 +42,7 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 					store.files.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r),
 					                          {extent});
 				} catch (DifferentialError &e) {
-					EXPECT_EQ(e.code, "branch_not_found");
+					EXPECT_EQ(e.code, ErrorCode::BRANCH_NOT_FOUND);
 					failures++;
 				}
 			}

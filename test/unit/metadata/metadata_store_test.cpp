@@ -14,7 +14,7 @@
 #include <vector>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 using differential::test::TempDir;
 
 namespace {
@@ -157,14 +157,14 @@ TEST_F(MetadataStoreTest, NewerSchemaIsRefused) {
 		SqliteDatabase db(root + "/metadata.sqlite");
 		db.Execute("UPDATE repository_meta SET value = '99' WHERE key = 'schema_version'");
 	}
-	EXPECT_EQ(ErrorCode([&] { MetadataStore reopened(root); }), "unsupported_format");
+	EXPECT_EQ(RaisedCode([&] { MetadataStore reopened(root); }), "unsupported_format");
 	{
 		SqliteDatabase db(root + "/metadata.sqlite");
 		db.Execute("UPDATE repository_meta SET value = '" + std::to_string(METADATA_SCHEMA_VERSION) +
 		           "' WHERE key = 'schema_version'");
 		db.Execute("UPDATE repository_meta SET value = '2' WHERE key = 'store_format'");
 	}
-	EXPECT_EQ(ErrorCode([&] { MetadataStore reopened(root); }), "unsupported_format");
+	EXPECT_EQ(RaisedCode([&] { MetadataStore reopened(root); }), "unsupported_format");
 	{
 		SqliteDatabase db(root + "/metadata.sqlite");
 		db.Execute("UPDATE repository_meta SET value = '1' WHERE key = 'store_format'");
@@ -173,7 +173,7 @@ TEST_F(MetadataStoreTest, NewerSchemaIsRefused) {
 }
 
 TEST_F(MetadataStoreTest, MissingRepositoryDirectoryFails) {
-	EXPECT_EQ(ErrorCode([&] { MetadataStore missing(root + "/does/not/exist"); }), "metadata_error");
+	EXPECT_EQ(RaisedCode([&] { MetadataStore missing(root + "/does/not/exist"); }), "metadata_error");
 }
 
 TEST_F(MetadataStoreTest, EnsureDatabaseCreatesMainBranch) {
@@ -194,7 +194,7 @@ TEST_F(MetadataStoreTest, EnsureDatabaseCreatesMainBranch) {
 	EXPECT_FALSE(store->history.FindBranch("db", "dev").has_value());
 	EXPECT_FALSE(store->history.FindBranch("nope", "main").has_value());
 	EXPECT_FALSE(store->history.FindDatabase("nope").has_value());
-	EXPECT_EQ(ErrorCode([&] { store->history.ListBranches("nope"); }), "database_not_found");
+	EXPECT_EQ(RaisedCode([&] { store->history.ListBranches("nope"); }), "database_not_found");
 	// A database exists without any stored file until its first sync.
 	StoredFile file;
 	EXPECT_FALSE(store->files.LoadFile(File("db", "main"), file));
@@ -295,23 +295,23 @@ TEST_F(MetadataStoreTest, CreateBranchRefusals) {
 	try {
 		store->history.CreateBranch("db", "dev", 1);
 	} catch (const DifferentialError &e) {
-		code = e.code;
+		code = ToString(e.code);
 		EXPECT_EQ(e.kind, ErrorKind::CONFLICT);
 	}
 	EXPECT_EQ(code, "branch_exists");
-	EXPECT_EQ(ErrorCode([&] { store->history.CreateBranch("db", "main", 1); }), "branch_exists");
+	EXPECT_EQ(RaisedCode([&] { store->history.CreateBranch("db", "main", 1); }), "branch_exists");
 	try {
 		code.clear();
 		store->history.CreateBranch("db", "new", 42);
 	} catch (const DifferentialError &e) {
-		code = e.code;
+		code = ToString(e.code);
 		EXPECT_EQ(e.kind, ErrorKind::NOT_FOUND);
 	}
 	EXPECT_EQ(code, "snapshot_not_found");
-	EXPECT_EQ(ErrorCode([&] { store->history.CreateBranch("nope", "new", 1); }), "database_not_found");
+	EXPECT_EQ(RaisedCode([&] { store->history.CreateBranch("nope", "new", 1); }), "database_not_found");
 	// A snapshot id of another database does not count.
 	ASSERT_TRUE(store->history.EnsureDatabase("other"));
-	EXPECT_EQ(ErrorCode([&] { store->history.CreateBranch("other", "new", 1); }), "snapshot_not_found");
+	EXPECT_EQ(RaisedCode([&] { store->history.CreateBranch("other", "new", 1); }), "snapshot_not_found");
 	// Nothing was written by the refusals.
 	EXPECT_EQ(store->history.ListBranches("db").size(), 2u);
 	EXPECT_EQ(store->history.ListBranches("other").size(), 1u);
@@ -332,8 +332,8 @@ TEST_F(MetadataStoreTest, SnapshotNamesAreUniquePerDatabase) {
 	EXPECT_EQ(s1.name, "v1");
 
 	store->history.CreateBranch("db", "dev", 1);
-	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "main", std::string("v1")); }), "snapshot_name_exists");
-	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "dev", std::string("v1")); }), "snapshot_name_exists");
+	EXPECT_EQ(RaisedCode([&] { Snapshot("db", "main", std::string("v1")); }), "snapshot_name_exists");
+	EXPECT_EQ(RaisedCode([&] { Snapshot("db", "dev", std::string("v1")); }), "snapshot_name_exists");
 	EXPECT_EQ(Snapshot("other", "main", std::string("v1")).snapshot_id, 1);
 	// A refusal does not use up an id; unnamed snapshots never clash.
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 2);
@@ -355,14 +355,14 @@ TEST_F(MetadataStoreTest, SnapshotNamesAreUniquePerDatabase) {
 TEST_F(MetadataStoreTest, SnapshotRequiresACheckpointedBranch) {
 	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	// No database file yet.
-	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "main"); }), "snapshot_not_checkpointed");
+	EXPECT_EQ(RaisedCode([&] { Snapshot("db", "main"); }), "snapshot_not_checkpointed");
 	PublishMain("db", "main", "data");
 	PublishWal("db", "main", 1234);
 	try {
 		Snapshot("db", "main");
 		FAIL() << "snapshot taken with a non-empty WAL";
 	} catch (const DifferentialError &e) {
-		EXPECT_EQ(e.code, "snapshot_not_checkpointed");
+		EXPECT_EQ(e.code, ErrorCode::SNAPSHOT_NOT_CHECKPOINTED);
 		EXPECT_EQ(e.kind, ErrorKind::CONFLICT);
 		EXPECT_NE(std::string(e.what()).find("1234 bytes"), std::string::npos) << e.what();
 	}
@@ -370,8 +370,8 @@ TEST_F(MetadataStoreTest, SnapshotRequiresACheckpointedBranch) {
 	// After a checkpoint the WAL is empty (it may still exist) and the snapshot is allowed.
 	PublishWal("db", "main", 0);
 	EXPECT_EQ(Snapshot("db", "main").snapshot_id, 1);
-	EXPECT_EQ(ErrorCode([&] { Snapshot("db", "ghost"); }), "branch_not_found");
-	EXPECT_EQ(ErrorCode([&] { Snapshot("nope", "main"); }), "database_not_found");
+	EXPECT_EQ(RaisedCode([&] { Snapshot("db", "ghost"); }), "branch_not_found");
+	EXPECT_EQ(RaisedCode([&] { Snapshot("nope", "main"); }), "database_not_found");
 }
 
 TEST_F(MetadataStoreTest, FindSnapshotAsOf) {
@@ -423,8 +423,8 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 	auto unknown = Sha256("unknown", 7);
 	EXPECT_FALSE(store->accounting.HasChunk(unknown));
 	EXPECT_FALSE(store->accounting.HasIndexPage(unknown));
-	EXPECT_EQ(ErrorCode([&] { store->files.LookupChunks({slots[0], unknown}, locations); }), "missing_chunk");
-	EXPECT_EQ(ErrorCode([&] { store->files.LoadIndexPage(unknown); }), "corrupt_metadata");
+	EXPECT_EQ(RaisedCode([&] { store->files.LookupChunks({slots[0], unknown}, locations); }), "missing_chunk");
+	EXPECT_EQ(RaisedCode([&] { store->files.LoadIndexPage(unknown); }), "corrupt_metadata");
 
 	// A chunk published twice keeps its first location.
 	NewChunk again;
@@ -506,7 +506,7 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	store->files.RemoveFile(checkpoint);
 	EXPECT_FALSE(store->files.LoadFile(checkpoint, file));
 	EXPECT_TRUE(store->accounting.AllExtents().empty());
-	EXPECT_EQ(ErrorCode([&] { store->files.RemoveFile(File("db", "ghost")); }), "branch_not_found");
+	EXPECT_EQ(RaisedCode([&] { store->files.RemoveFile(File("db", "ghost")); }), "branch_not_found");
 }
 
 TEST_F(MetadataStoreTest, SegmentIdsAreAllocatedInOrder) {

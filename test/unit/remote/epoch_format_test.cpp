@@ -59,7 +59,7 @@ static std::string WalkError(ObjectStore &store, ChainPosition &pos, ChainState 
 	try {
 		WalkToTip(store, pos, state);
 	} catch (DifferentialError &error) {
-		return error.code;
+		return ToString(error.code);
 	}
 	return "";
 }
@@ -229,6 +229,6 @@ TEST_F(EpochChainTest, RefusesABrokenLinkAndAWalGap) {
 		ChainPosition::FromHead(ShippingHead(0, base2));
 		FAIL() << "a head without a chain was accepted";
 	} catch (DifferentialError &error) {
-		EXPECT_EQ(error.code, "not_shipping");
+		EXPECT_EQ(error.code, ErrorCode::NOT_SHIPPING);
 	}
 }

@@ -153,7 +153,7 @@ TEST(LocalObjectStore, DescribeAndUnusableRoot) {
 	LocalObjectStore store(dir.path + "/new/nested/");
 	EXPECT_EQ(store.Describe(), "file://" + dir.path + "/new/nested/");
 	ASSERT_TRUE(PutText(store, "f", "file").outcome.Ok());
-	EXPECT_EQ(ErrorCode([&] { LocalObjectStore bad(dir.path + "/new/nested/f/below"); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { LocalObjectStore bad(dir.path + "/new/nested/f/below"); }), "io_error");
 }
 
 } // namespace test

@@ -262,29 +262,29 @@ TEST(RemoteRead, DamagedOrMissingPacksAreRefused) {
 	        .image.chunks[2];
 	Corrupt(f.PathOf(PackKey(first_pack.pack)), first_pack.offset + 100);
 	std::string out(CHUNK_SIZE, 'x');
-	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(2)); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { remote->Read(&out[0], 10, ChunkStart(2)); }), "corrupt_chunk");
 	// Never cached: a second read is refused again.
-	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(2) + 50); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { remote->Read(&out[0], 10, ChunkStart(2) + 50); }), "corrupt_chunk");
 	ASSERT_EQ(unlink(f.PathOf(PackKey(first_pack.pack)).c_str()), 0);
 	// (Chunk 20: the read of chunk 2 took its pack neighbours along, which stay readable from the cache.)
-	EXPECT_EQ(ErrorCode([&] { remote->Read(&out[0], 10, ChunkStart(20)); }), "missing_object");
+	EXPECT_EQ(RaisedCode([&] { remote->Read(&out[0], 10, ChunkStart(20)); }), "missing_object");
 }
 
 TEST(RemoteRead, BadLocatorsAndDamagedMetadataGetTheirOwnCodes) {
 	Fixture f;
-	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/heads/orders/dev"); }), "head_not_found");
-	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/heads/nothing/main"); }), "head_not_found");
-	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/descriptors/" + std::string(64, 'a')); }), "descriptor_not_found");
+	EXPECT_EQ(RaisedCode([&] { f.Open("file:///x/heads/orders/dev"); }), "head_not_found");
+	EXPECT_EQ(RaisedCode([&] { f.Open("file:///x/heads/nothing/main"); }), "head_not_found");
+	EXPECT_EQ(RaisedCode([&] { f.Open("file:///x/descriptors/" + std::string(64, 'a')); }), "descriptor_not_found");
 	auto descriptor = f.PathOf(DescriptorKey(f.descriptor));
 	Corrupt(descriptor, 3);
-	EXPECT_EQ(ErrorCode([&] { f.Open(); }), "corrupt_descriptor");
+	EXPECT_EQ(RaisedCode([&] { f.Open(); }), "corrupt_descriptor");
 	Corrupt(descriptor, 3);
 	ExportDescriptor decoded;
 	auto got = f.local->Get(DescriptorKey(f.descriptor));
 	std::string why;
 	ASSERT_TRUE(DecodeDescriptor(got.data, decoded, why)) << why;
 	Corrupt(f.PathOf(ExportIndexKey(decoded.index_pages[0])), 40);
-	EXPECT_EQ(ErrorCode([&] { f.Open(); }), "corrupt_index_page");
+	EXPECT_EQ(RaisedCode([&] { f.Open(); }), "corrupt_index_page");
 	// A head that names another branch is not this branch's head.
 	std::string head_text = f.local->Get(HeadKey("orders", "main")).data;
 	PutRequest request;
@@ -292,7 +292,7 @@ TEST(RemoteRead, BadLocatorsAndDamagedMetadataGetTheirOwnCodes) {
 	request.data = head_text.data();
 	request.size = head_text.size();
 	ASSERT_TRUE(f.local->Put(request).outcome.Ok());
-	EXPECT_EQ(ErrorCode([&] { f.Open("file:///x/heads/orders/other"); }), "corrupt_head");
+	EXPECT_EQ(RaisedCode([&] { f.Open("file:///x/heads/orders/other"); }), "corrupt_head");
 }
 
 static std::string Bytes(int seed, size_t size) {
@@ -389,9 +389,9 @@ TEST(RemoteImagePaths, RegistryResolvesWhileTheImageLives) {
 	EXPECT_TRUE(is_database_file);
 	EXPECT_EQ(FindRemoteImage(path + ".wal", is_database_file), remote);
 	EXPECT_FALSE(is_database_file);
-	EXPECT_EQ(ErrorCode([&] { FindRemoteImage("diff://remote/01/database.duckdb", is_database_file); }),
+	EXPECT_EQ(RaisedCode([&] { FindRemoteImage("diff://remote/01/database.duckdb", is_database_file); }),
 	          "invalid_path");
-	EXPECT_EQ(ErrorCode([&] { FindRemoteImage("diff://remote/1/other", is_database_file); }), "invalid_path");
+	EXPECT_EQ(RaisedCode([&] { FindRemoteImage("diff://remote/1/other", is_database_file); }), "invalid_path");
 	remote.reset();
 	EXPECT_EQ(FindRemoteImage(path, is_database_file), nullptr);
 }

@@ -25,6 +25,7 @@ set(DIFFERENTIAL_TEST_SERVERS VERSITYGW_BIN="${VERSITYGW_BIN}" SEAWEEDFS_BIN="${
 
 set(DIFFERENTIAL_REMOTE_SOURCES
     ${DIFFERENTIAL_SRC}/common/crc32c.cpp
+    ${DIFFERENTIAL_SRC}/common/errors.cpp
     ${DIFFERENTIAL_SRC}/common/hash.cpp
     ${DIFFERENTIAL_SRC}/storage/object_store.cpp
     ${DIFFERENTIAL_SRC}/remote/object_key.cpp

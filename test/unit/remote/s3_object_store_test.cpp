@@ -271,7 +271,7 @@ TEST(S3ObjectStore, UnreadableCaFileIsRefused) {
 	credentials.endpoint = "127.0.0.1:1";
 	S3Tuning tuning;
 	tuning.ca_file = "/nonexistent/ca.pem";
-	EXPECT_EQ(ErrorCode([&] { S3ObjectStore store({"b", ""}, credentials, tuning); }), "s3_client_error");
+	EXPECT_EQ(RaisedCode([&] { S3ObjectStore store({"b", ""}, credentials, tuning); }), "s3_client_error");
 }
 
 TEST(S3ObjectStore, CreateBucketTwiceIsFine) {
@@ -285,10 +285,10 @@ TEST(S3ObjectStore, CreateBucketTwiceIsFine) {
 }
 
 TEST(S3ObjectStore, RefusesAnEmptyBucketAndABadEndpoint) {
-	EXPECT_EQ(ErrorCode([] { S3ObjectStore store({"", ""}, S3Credentials {}); }), "invalid_s3_location");
+	EXPECT_EQ(RaisedCode([] { S3ObjectStore store({"", ""}, S3Credentials {}); }), "invalid_s3_location");
 	S3Credentials credentials;
 	credentials.endpoint = "127.0.0.1:notaport";
-	EXPECT_EQ(ErrorCode([&] { S3ObjectStore store({"b", ""}, credentials); }), "invalid_s3_location");
+	EXPECT_EQ(RaisedCode([&] { S3ObjectStore store({"b", ""}, credentials); }), "invalid_s3_location");
 }
 
 } // namespace test

@@ -8,12 +8,12 @@
 #include <string>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 
 namespace {
 
 std::string ParseError(const std::string &path) {
-	return ErrorCode([&] { ParseDiffPath(path); });
+	return RaisedCode([&] { ParseDiffPath(path); });
 }
 
 } // namespace

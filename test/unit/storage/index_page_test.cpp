@@ -10,7 +10,7 @@
 #include <vector>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 
 namespace {
 
@@ -63,13 +63,13 @@ TEST(IndexPageTest, FullPageRoundTrip) {
 }
 
 TEST(IndexPageTest, RejectsPartialSlots) {
-	EXPECT_EQ(ErrorCode([] { DecodeIndexPage(std::vector<uint8_t>(31)); }), "corrupt_index_page");
-	EXPECT_EQ(ErrorCode([] { DecodeIndexPage(std::vector<uint8_t>(33)); }), "corrupt_index_page");
-	EXPECT_EQ(ErrorCode([] { DecodeIndexPage(std::vector<uint8_t>(1)); }), "corrupt_index_page");
+	EXPECT_EQ(RaisedCode([] { DecodeIndexPage(std::vector<uint8_t>(31)); }), "corrupt_index_page");
+	EXPECT_EQ(RaisedCode([] { DecodeIndexPage(std::vector<uint8_t>(33)); }), "corrupt_index_page");
+	EXPECT_EQ(RaisedCode([] { DecodeIndexPage(std::vector<uint8_t>(1)); }), "corrupt_index_page");
 }
 
 TEST(IndexPageTest, RejectsTooManySlots) {
-	EXPECT_EQ(ErrorCode([] { DecodeIndexPage(std::vector<uint8_t>((SLOTS_PER_INDEX_PAGE + 1) * 32, 1)); }),
+	EXPECT_EQ(RaisedCode([] { DecodeIndexPage(std::vector<uint8_t>((SLOTS_PER_INDEX_PAGE + 1) * 32, 1)); }),
 	          "corrupt_index_page");
 }
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 using differential::test::TempDir;
 
 namespace {
@@ -92,7 +92,7 @@ TEST_F(SegmentFaultsTest, FailedHeaderWriteLeavesNoSegmentAndTheNextAppendWorks)
 	auto store = MakeStore();
 	SetFaultPointForTesting("segment.header_write:1");
 	auto first = Payload(100, 1);
-	EXPECT_EQ(ErrorCode([&] { Append(*store, first); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { Append(*store, first); }), "io_error");
 	// The half-made segment is gone and the store did not switch to it.
 	EXPECT_TRUE(FilesIn(dir).empty());
 	EXPECT_EQ(store->CurrentSegmentId(), 0u);
@@ -116,7 +116,7 @@ TEST_F(SegmentFaultsTest, EveryStepOfOpeningASegmentFailsCleanly) {
 		SegmentStore store(segments, [&ids]() { return ++ids; });
 		SetFaultPointForTesting(std::string(label) + ":1");
 		auto payload = Payload(10, 2);
-		EXPECT_EQ(ErrorCode([&] { store.Append(payload.data(), 10, Hash256 {}); }), "io_error");
+		EXPECT_EQ(RaisedCode([&] { store.Append(payload.data(), 10, Hash256 {}); }), "io_error");
 		EXPECT_TRUE(FilesIn(segments).empty());
 		auto loc = store.Append(payload.data(), 10, Hash256 {});
 		store.Sync();
@@ -134,7 +134,7 @@ TEST_F(SegmentFaultsTest, FailedRecordWriteIsOverwrittenByTheNextRecord) {
 		Append(*store, Payload(60, 2));
 		FAIL() << "the injected ENOSPC did not fail the append";
 	} catch (DifferentialError &error) {
-		EXPECT_EQ(error.code, "io_error");
+		EXPECT_EQ(error.code, ErrorCode::IO_ERROR);
 		EXPECT_NE(std::string(error.what()).find("No space left on device"), std::string::npos) << error.what();
 	}
 	auto c = Append(*store, Payload(70, 3));
@@ -153,7 +153,7 @@ TEST_F(SegmentFaultsTest, OtherWriteEdgesAreLabelledApart) {
 	auto payload = Payload(20, 4);
 	// A chunk write does not pass the WAL label; a range write does.
 	auto loc = Append(*store, payload);
-	EXPECT_EQ(ErrorCode([&] { store->Append(payload.data(), 20, Hash256 {}, "wal.range_write"); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { store->Append(payload.data(), 20, Hash256 {}, "wal.range_write"); }), "io_error");
 	store->Append(payload.data(), 20, Hash256 {}, "wal.range_write");
 	store->Sync();
 	EXPECT_EQ(ReadBack(*store, loc), payload);
@@ -163,7 +163,7 @@ TEST_F(SegmentFaultsTest, FailedFdatasyncKeepsTheSegmentOwed) {
 	auto store = MakeStore();
 	auto loc = Append(*store, Payload(30, 5));
 	SetFaultPointForTesting("segment.fdatasync:1");
-	EXPECT_EQ(ErrorCode([&] { store->Sync(); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { store->Sync(); }), "io_error");
 	CapturingSink sink;
 	LogScope scope(&sink);
 	store->Sync();
@@ -182,9 +182,9 @@ TEST_F(SegmentFaultsTest, ReadFaultsAreIoErrorsNotCorruption) {
 	auto reader = MakeStore();
 	std::vector<uint8_t> out(40);
 	SetFaultPointForTesting("segment.reader_open:1");
-	EXPECT_EQ(ErrorCode([&] { reader->Read(loc, out.data()); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { reader->Read(loc, out.data()); }), "io_error");
 	SetFaultPointForTesting("segment.read:1");
-	EXPECT_EQ(ErrorCode([&] { reader->Read(loc, out.data()); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { reader->Read(loc, out.data()); }), "io_error");
 	EXPECT_EQ(ReadBack(*reader, loc), Payload(40, 6));
 }
 
@@ -194,7 +194,7 @@ TEST_F(SegmentFaultsTest, FailedUnlinkKeepsTheFileForTheNextTry) {
 	store->Sync();
 	store->Seal();
 	SetFaultPointForTesting("segment.unlink:1");
-	EXPECT_EQ(ErrorCode([&] { store->RemoveSegmentFile(loc.segment_id); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { store->RemoveSegmentFile(loc.segment_id); }), "io_error");
 	EXPECT_EQ(FilesIn(dir).size(), 1u);
 	EXPECT_GT(store->RemoveSegmentFile(loc.segment_id), 0u);
 	EXPECT_TRUE(FilesIn(dir).empty());
@@ -206,7 +206,7 @@ TEST_F(SegmentFaultsTest, OnlyTheNamedPassFails) {
 	SetFaultPointForTesting("segment.record_write:3");
 	Append(*store, Payload(5, 1));
 	Append(*store, Payload(5, 2));
-	EXPECT_EQ(ErrorCode([&] { Append(*store, Payload(5, 3)); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { Append(*store, Payload(5, 3)); }), "io_error");
 	Append(*store, Payload(5, 4));
 	Append(*store, Payload(5, 5));
 }

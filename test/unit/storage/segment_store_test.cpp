@@ -15,7 +15,7 @@
 #include <vector>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 using differential::test::TempDir;
 
 namespace {
@@ -140,7 +140,7 @@ TEST_F(SegmentStoreTest, NeverOverwritesAnExistingSegment) {
 	first->Sync();
 	// An allocator handing out an id that is already on disk must not clobber that segment.
 	SegmentStore second(dir, []() -> uint64_t { return 1; });
-	EXPECT_EQ(ErrorCode([&] { AppendPayload(second, Pattern(100, 2)); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { AppendPayload(second, Pattern(100, 2)); }), "io_error");
 	std::vector<uint8_t> out(payload.size());
 	first->Read(loc, out.data());
 	EXPECT_EQ(out, payload);
@@ -156,10 +156,10 @@ TEST_F(SegmentStoreTest, CrcMismatchIsDetectedOnRead) {
 	XorByteAt(store->SegmentPath(loc.segment_id), loc.offset + 123456, 0x20);
 
 	std::vector<uint8_t> out(payload.size());
-	EXPECT_EQ(ErrorCode([&] { store->Read(loc, out.data()); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { store->Read(loc, out.data()); }), "corrupt_chunk");
 	// A fresh store (a new process, no cached descriptors) detects it too.
 	auto fresh = MakeStore();
-	EXPECT_EQ(ErrorCode([&] { fresh->Read(loc, out.data()); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { fresh->Read(loc, out.data()); }), "corrupt_chunk");
 	try {
 		fresh->Read(loc, out.data());
 	} catch (const DifferentialError &e) {
@@ -182,7 +182,7 @@ TEST_F(SegmentStoreTest, WrongCrcInLocationIsDetected) {
 	auto loc = AppendPayload(*store, payload);
 	loc.crc32c ^= 1;
 	std::vector<uint8_t> out(payload.size());
-	EXPECT_EQ(ErrorCode([&] { store->Read(loc, out.data()); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { store->Read(loc, out.data()); }), "corrupt_chunk");
 }
 
 TEST_F(SegmentStoreTest, ReadPastTheEndOfASegmentIsCorrupt) {
@@ -192,7 +192,7 @@ TEST_F(SegmentStoreTest, ReadPastTheEndOfASegmentIsCorrupt) {
 	store->Sync();
 	ASSERT_EQ(truncate(store->SegmentPath(1).c_str(), static_cast<off_t>(loc.offset + 500)), 0);
 	std::vector<uint8_t> out(payload.size());
-	EXPECT_EQ(ErrorCode([&] { store->Read(loc, out.data()); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { store->Read(loc, out.data()); }), "corrupt_chunk");
 }
 
 TEST_F(SegmentStoreTest, MissingSegmentIsReported) {
@@ -202,7 +202,7 @@ TEST_F(SegmentStoreTest, MissingSegmentIsReported) {
 	loc.offset = SEGMENT_HEADER_SIZE + RECORD_HEADER_SIZE;
 	loc.length = 10;
 	std::vector<uint8_t> out(10);
-	EXPECT_EQ(ErrorCode([&] { store->Read(loc, out.data()); }), "missing_segment");
+	EXPECT_EQ(RaisedCode([&] { store->Read(loc, out.data()); }), "missing_segment");
 }
 
 TEST_F(SegmentStoreTest, ScanListsEveryWholeRecord) {
@@ -391,7 +391,7 @@ TEST_F(SegmentStoreTest, ScanOfCorruptSegmentHeader) {
 }
 
 TEST_F(SegmentStoreTest, ScanOfMissingFileFails) {
-	EXPECT_EQ(ErrorCode([&] { SegmentStore::Scan(dir + "/does-not-exist.seg"); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { SegmentStore::Scan(dir + "/does-not-exist.seg"); }), "io_error");
 }
 
 TEST_F(SegmentStoreTest, RecordHeaderLayout) {

@@ -15,7 +15,7 @@
 #include <vector>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 using differential::test::TempDir;
 
 namespace {
@@ -82,7 +82,7 @@ TEST_F(VersionedFileFaultsTest, AFailedWalAppendLeavesTheFileAsItWas) {
 	// Over the inline limit: the append goes to a segment record, and that write fails.
 	SetFaultPointForTesting("wal.range_write:1");
 	auto second = Filled(INLINE_APPEND_LIMIT + 1, 2);
-	EXPECT_EQ(ErrorCode([&] { wal->Write(second.data(), second.size(), 1000); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { wal->Write(second.data(), second.size(), 1000); }), "io_error");
 	EXPECT_EQ(wal->Length(), 1000u);
 	EXPECT_EQ(ReadAll(*wal), first);
 	wal->Write(second.data(), second.size(), 1000);
@@ -100,7 +100,7 @@ TEST_F(VersionedFileFaultsTest, AFailedSpillKeepsTheHeldBytes) {
 	// The held bytes must go to a record before this append: that write fails, and they stay held.
 	SetFaultPointForTesting("wal.range_write:1");
 	auto large = Filled(INLINE_APPEND_LIMIT, 2);
-	EXPECT_EQ(ErrorCode([&] { wal->Write(large.data(), large.size(), 500); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { wal->Write(large.data(), large.size(), 500); }), "io_error");
 	EXPECT_EQ(ReadAll(*wal), held);
 	wal->Sync();
 	EXPECT_EQ(Published(wal_file), held);
@@ -115,7 +115,7 @@ TEST_F(VersionedFileFaultsTest, AFailedSegmentSyncPublishesNothingAndTheRetryPub
 	auto block = Filled(CHUNK_SIZE, 4);
 	db->Write(block.data(), block.size(), FIRST_CHUNK_SIZE);
 	SetFaultPointForTesting("segment.fdatasync:1");
-	EXPECT_EQ(ErrorCode([&] { db->Sync(); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { db->Sync(); }), "io_error");
 	EXPECT_TRUE(db->HasUnpublishedChanges());
 	EXPECT_EQ(Published(main_file), v1);
 	db->Sync();
@@ -131,7 +131,7 @@ TEST_F(VersionedFileFaultsTest, AFailedChunkWriteKeepsTheOldChunk) {
 	db->Write(v1.data(), v1.size(), 0);
 	SetFaultPointForTesting("segment.record_write:1");
 	auto patch = Filled(100, 6);
-	EXPECT_EQ(ErrorCode([&] { db->Write(patch.data(), patch.size(), 4096); }), "io_error");
+	EXPECT_EQ(RaisedCode([&] { db->Write(patch.data(), patch.size(), 4096); }), "io_error");
 	EXPECT_EQ(ReadAll(*db), v1);
 	db->Sync();
 	EXPECT_EQ(Published(main_file), v1);
@@ -151,6 +151,6 @@ TEST_F(VersionedFileFaultsTest, KindsFollowTheFileNameAndDoNotChangeOnRename) {
 	auto checkpoint_wal = ParseDiffPath(BranchPath(root, "db", "main") + ".wal.checkpoint");
 	wal->Rename(checkpoint_wal);
 	EXPECT_EQ(wal->Address().file_name, checkpoint_wal.file_name);
-	EXPECT_EQ(ErrorCode([&] { wal->Rename(main_file); }), "invalid_path");
-	EXPECT_EQ(ErrorCode([&] { db->Rename(wal_file); }), "invalid_path");
+	EXPECT_EQ(RaisedCode([&] { wal->Rename(main_file); }), "invalid_path");
+	EXPECT_EQ(RaisedCode([&] { db->Rename(wal_file); }), "invalid_path");
 }

@@ -19,7 +19,7 @@
 #include <vector>
 
 using namespace differential;
-using differential::test::ErrorCode;
+using differential::test::RaisedCode;
 using differential::test::TempDir;
 
 namespace {
@@ -657,7 +657,7 @@ TEST_F(VersionedFileTest, CorruptChunkIsNotReturned) {
 
 	auto loaded = LoadInNewProcess(main_file);
 	Bytes out(100);
-	EXPECT_EQ(ErrorCode([&] { loaded->Read(out.data(), out.size(), ChunkStart(2)); }), "corrupt_chunk");
+	EXPECT_EQ(RaisedCode([&] { loaded->Read(out.data(), out.size(), ChunkStart(2)); }), "corrupt_chunk");
 	// Other chunks still read.
 	EXPECT_EQ(ReadRange(*loaded, ChunkStart(1), 100),
 	          Bytes(expected.begin() + ChunkStart(1), expected.begin() + ChunkStart(1) + 100));
@@ -668,13 +668,13 @@ TEST_F(VersionedFileTest, ReadOnlyFilesRefuseToPublish) {
 	file->CreateEmpty();
 	auto header = Pattern(100, 1);
 	file->Write(header.data(), header.size(), 0);
-	EXPECT_EQ(ErrorCode([&] { file->Sync(); }), "read_only");
+	EXPECT_EQ(RaisedCode([&] { file->Sync(); }), "read_only");
 	LoadInNewProcess(main_file, false);
 
 	auto snapshot = NewFile(ParseDiffPath(SnapshotPath(root, "db", 1)), true);
 	snapshot->CreateEmpty();
 	snapshot->Write(header.data(), header.size(), 0);
-	EXPECT_EQ(ErrorCode([&] { snapshot->Sync(); }), "read_only");
+	EXPECT_EQ(RaisedCode([&] { snapshot->Sync(); }), "read_only");
 }
 
 TEST_F(VersionedFileTest, PublishingToAMissingBranchFails) {
@@ -682,7 +682,7 @@ TEST_F(VersionedFileTest, PublishingToAMissingBranchFails) {
 	file->CreateEmpty();
 	auto header = Pattern(100, 1);
 	file->Write(header.data(), header.size(), 0);
-	EXPECT_EQ(ErrorCode([&] { file->Sync(); }), "branch_not_found");
+	EXPECT_EQ(RaisedCode([&] { file->Sync(); }), "branch_not_found");
 }
 
 namespace {

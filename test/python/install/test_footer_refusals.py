@@ -5,7 +5,7 @@ import gzip
 import duckdb
 import pytest
 
-from differential_testing import EXTENSION
+from differential_testing import RELEASE_EXTENSION
 from install_testing import (
     connect,
     engine_version_and_platform,
@@ -25,7 +25,7 @@ def crafted(tmp_path, **footer):
     looks (so only the footer is wrong, never the path)."""
     path = tmp_path / "crafted" / "differential.duckdb_extension"
     path.parent.mkdir()
-    extension_repository.rewrite_footer(EXTENSION, path, **footer)
+    extension_repository.rewrite_footer(RELEASE_EXTENSION, path, **footer)
     served = tmp_path / "served"
     # Published by path, not by footer: the footer now names another version or platform.
     target = served / published_file().relative_to(REPOSITORY)
@@ -95,7 +95,7 @@ def test_the_untouched_file_passes_the_same_checks(tmp_path):
     """The control: the refusals above come from the rewritten field alone."""
     version, platform = engine_version_and_platform()
     path, served = crafted(tmp_path, duckdb_version=version, platform=platform)
-    assert path.read_bytes() == EXTENSION.read_bytes()
+    assert path.read_bytes() == RELEASE_EXTENSION.read_bytes()
     con = connect(tmp_path / "extensions")
     con.execute(f"INSTALL differential FROM '{served}'")
     con.execute("LOAD differential")

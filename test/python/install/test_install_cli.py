@@ -2,7 +2,7 @@
 repository into a fresh extension directory, loads by name, and a later shell loads by name alone."""
 import gzip
 
-from differential_testing import EXTENSION
+from differential_testing import RELEASE_EXTENSION
 from install_testing import (
     REPOSITORY,
     SHELL,
@@ -85,7 +85,7 @@ def test_the_shell_refuses_a_file_built_for_another_platform(tmp_path):
     _, platform = engine_version_and_platform()
     wrong = "linux_arm64" if platform != "linux_arm64" else "linux_amd64"
     crafted = tmp_path / "differential.duckdb_extension"
-    extension_repository.rewrite_footer(EXTENSION, crafted, platform=wrong)
+    extension_repository.rewrite_footer(RELEASE_EXTENSION, crafted, platform=wrong)
     served = tmp_path / "served"
     target = served / published_file().relative_to(REPOSITORY)
     target.parent.mkdir(parents=True)

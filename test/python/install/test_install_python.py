@@ -5,7 +5,7 @@ import http.server
 import json
 import threading
 
-from differential_testing import EXTENSION, run_python
+from differential_testing import RELEASE_EXTENSION, run_python
 from install_testing import (
     REPOSITORY,
     ROUND_TRIP,
@@ -27,7 +27,7 @@ def test_repository_holds_the_built_file_where_duckdb_looks(tmp_path):
     assert path.relative_to(REPOSITORY).parts == (version, platform, "differential.duckdb_extension.gz")
     unpacked = tmp_path / "differential.duckdb_extension"
     unpacked.write_bytes(gzip.decompress(path.read_bytes()))
-    assert unpacked.read_bytes() == EXTENSION.read_bytes()
+    assert unpacked.read_bytes() == RELEASE_EXTENSION.read_bytes()
     assert extension_repository.read_footer(unpacked) == {
         "magic": "4",
         "platform": platform,
@@ -91,7 +91,7 @@ def test_install_is_a_no_op_once_installed_and_force_install_replaces(tmp_path):
     before = open(installed, "rb").read()
     # The repository now serves another build (its version field changed, as a release would change it).
     bumped = tmp_path / "differential.duckdb_extension"
-    extension_repository.rewrite_footer(EXTENSION, bumped, extension_version="v9.9.9")
+    extension_repository.rewrite_footer(RELEASE_EXTENSION, bumped, extension_version="v9.9.9")
     extension_repository.publish(bumped, served)
     con.execute(f"INSTALL differential FROM '{served}'")
     assert open(installed, "rb").read() == before
@@ -109,7 +109,7 @@ def test_update_extensions_reinstalls_from_the_repository_it_came_from(tmp_path)
     assert con.execute("UPDATE EXTENSIONS (differential)").fetchall() == [("differential", str(served), "NO_UPDATE_AVAILABLE", version, version)]
 
     bumped = tmp_path / "differential.duckdb_extension"
-    extension_repository.rewrite_footer(EXTENSION, bumped, extension_version="v9.9.9")
+    extension_repository.rewrite_footer(RELEASE_EXTENSION, bumped, extension_version="v9.9.9")
     extension_repository.publish(bumped, served)
     assert con.execute("UPDATE EXTENSIONS").fetchall() == [
         ("differential", str(served), "UPDATED", version, "v9.9.9")
@@ -130,7 +130,7 @@ print(con.execute("SELECT extension_version FROM duckdb_extensions() WHERE exten
 
 def test_update_extensions_leaves_a_file_loaded_by_path_alone(tmp_path):
     con = connect(tmp_path / "extensions")
-    con.execute(f"INSTALL '{EXTENSION}'")
+    con.execute(f"INSTALL '{RELEASE_EXTENSION}'")
     assert installed_row(con)["install_mode"] == "CUSTOM_PATH"
     assert con.execute("UPDATE EXTENSIONS").fetchall() == [
         ("differential", "", "NOT_A_REPOSITORY", configured_extension_version(), configured_extension_version())

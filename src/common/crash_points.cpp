@@ -64,6 +64,14 @@ void PausePoint(const char *label) {
 	}
 }
 
+void PausePoint(const char *label, const std::string &qualifier) {
+	auto &config = Pause();
+	if (config.millis > 0 && config.label.size() == std::strlen(label) + 1 + qualifier.size() &&
+	    config.label == std::string(label) + "." + qualifier) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(config.millis));
+	}
+}
+
 void CrashPoint(const char *label) {
 	auto &config = Config();
 	if (!config.enabled || config.label != label) {

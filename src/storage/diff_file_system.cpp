@@ -2,6 +2,7 @@
 #include "storage/diff_file_system.hpp"
 
 #include "common/counters.hpp"
+#include "common/crash_points.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/logging.hpp"
 #include "common/names.hpp"
@@ -10,6 +11,7 @@
 #include "storage/sync_observer.hpp"
 
 #include <atomic>
+#include <condition_variable>
 
 namespace differential {
 
@@ -66,6 +68,9 @@ struct LiveFile {
 	int64_t writers = 0;
 	//! The branch lock, for a branch's database file; released when the entry goes.
 	std::shared_ptr<BranchLock> lock;
+	//! The last handle closed and its publication runs, outside the registry lock: opens of this path wait for
+	//! it (FileRegistry::published), everything else in the process goes on.
+	bool publishing = false;
 };
 
 //! Shared by every DiffFileSystem in the process (one per DuckDB instance).
@@ -78,6 +83,8 @@ struct FrozenView {
 
 struct FileRegistry {
 	std::mutex lock;
+	//! Signalled when a publication on close ends (LiveFile::publishing).
+	std::condition_variable published;
 	std::map<std::string, FrozenView> frozen;
 	//! Files with a writable handle open, by path; every open of them shares the one VersionedFile.
 	std::map<std::string, LiveFile> live;
@@ -240,7 +247,12 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 			         " is read-only. Create a branch from it with differential_create_branch() to write.");
 		}
 		auto &registry = Registry();
-		std::lock_guard<std::mutex> guard(registry.lock);
+		std::unique_lock<std::mutex> guard(registry.lock);
+		// An open of a file whose last close is publishing it waits for that publication: it then sees it.
+		registry.published.wait(guard, [&]() {
+			auto closing = registry.live.find(path);
+			return closing == registry.live.end() || !closing->second.publishing;
+		});
 		// Read-only opens see the published state, never another attachment's unpublished writes.
 		auto live = write ? registry.live.find(path) : registry.live.end();
 		auto file = live != registry.live.end() ? OpenLiveFile(live->second, address, flags, path)
@@ -261,6 +273,8 @@ duckdb::unique_ptr<FileHandle> DiffFileSystem::OpenFile(const std::string &path,
 //! cannot report to DuckDB (it runs in destructors), and nothing it could lose was acknowledged:
 //! DuckDB syncs what it commits or checkpoints before that returns. So a failure is logged.
 static void PublishOnClose(VersionedFile &file) {
+	auto address = file.Address();
+	PausePoint("publish.on_close", address.database + "." + address.branch);
 	try {
 		file.Sync();
 	} catch (std::exception &error) {
@@ -270,14 +284,17 @@ static void PublishOnClose(VersionedFile &file) {
 	}
 }
 
-void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable) {
-	auto &registry = Registry();
-	std::lock_guard<std::mutex> guard(registry.lock);
-	auto address = file->Address();
+static void ReleaseOwnerHandle(FileRegistry &registry, const FileAddress &address) {
 	auto owner = registry.handles_by_owner.find(address.OwnerKey());
 	if (owner != registry.handles_by_owner.end() && --owner->second <= 0) {
 		registry.handles_by_owner.erase(owner);
 	}
+}
+
+void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, bool writable) {
+	auto &registry = Registry();
+	std::unique_lock<std::mutex> guard(registry.lock);
+	auto address = file->Address();
 	if (!writable && address.IsMainFile() && !address.IsSnapshot()) {
 		auto view = registry.frozen.find(address.OwnerKey());
 		if (view != registry.frozen.end() && --view->second.readers <= 0) {
@@ -285,18 +302,28 @@ void DiffFileSystem::ReleaseHandle(const std::shared_ptr<VersionedFile> &file, b
 		}
 	}
 	auto it = registry.live.find(address.ToPath());
-	if (it == registry.live.end() || it->second.file != file) {
+	if (it == registry.live.end() || it->second.file != file || --it->second.handles > 0) {
+		if (it != registry.live.end() && it->second.file == file) {
+			it->second.writers -= writable ? 1 : 0;
+		}
+		ReleaseOwnerHandle(registry, address);
 		return;
 	}
-	auto &entry = it->second;
-	entry.handles--;
-	entry.writers -= writable ? 1 : 0;
-	if (entry.handles > 0) {
-		return;
-	}
+	it->second.writers -= writable ? 1 : 0;
+	it->second.publishing = true;
+	// The fsync and the metadata commit run without the registry lock, which every open, FileExists and shipping
+	// notification of every branch in the process takes. The branch's handle count stays up until the entry
+	// goes, so "is the branch closed" checks see it open until its publication is done.
+	guard.unlock();
 	PublishOnClose(*file);
-	// Releases the branch lock with the entry, after the last publication.
-	registry.live.erase(it);
+	guard.lock();
+	it = registry.live.find(address.ToPath());
+	if (it != registry.live.end() && it->second.file == file) {
+		// Releases the branch lock with the entry, after the last publication.
+		registry.live.erase(it);
+	}
+	ReleaseOwnerHandle(registry, address);
+	registry.published.notify_all();
 }
 
 std::set<uint64_t> DiffFileSystem::UnpublishedSegments(const std::string &repository) {

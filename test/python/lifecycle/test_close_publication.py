@@ -10,10 +10,10 @@ SLOW_CLOSE_AND_FAST_COMMITS = """
 import json, threading, time
 from differential_testing import connect
 con = connect({repository!r})
-con.execute("ATTACH 'differential:shop' AS s")
-con.execute("CREATE TABLE s.t AS SELECT 1 AS v")
+con.execute("ATTACH 'differential:shop' AS shop")
+con.execute("CREATE TABLE shop.t AS SELECT 1 AS v")
 con.execute("CALL differential_create_snapshot('shop')")
-con.execute("DETACH s")
+con.execute("DETACH shop")
 con.execute("CALL differential_create_branch('shop', 'slow', snapshot => 1)")
 con.execute("CALL differential_create_branch('shop', 'fast', snapshot => 1)")
 slow = con.cursor()

@@ -16,12 +16,13 @@ ALLOWED = {
                "storage/remote_fetch.hpp", "storage/chunk_geometry.hpp"},
     "repository": {"common", "storage", "metadata"},
     "export": {"common", "storage", "metadata", "remote", "repository"},
+    "host": {"common", "storage", "metadata", "remote", "repository", "export"},
     "maintenance": {"common", "storage", "metadata", "repository"},
-    "catalog": {"common", "storage", "metadata", "remote", "repository", "export", "replication"},
     "merge": {"common", "metadata", "storage"},
-    "replication": {"common", "storage", "metadata", "remote", "repository", "export"},
-    "functions": {"common", "storage", "metadata", "remote", "repository", "catalog", "maintenance", "merge",
-                  "replication", "export"},
+    "replication": {"common", "storage", "metadata", "remote", "repository", "export", "host"},
+    "catalog": {"common", "storage", "metadata", "remote", "repository", "export", "host", "replication"},
+    "functions": {"common", "storage", "metadata", "remote", "repository", "export", "host", "catalog", "maintenance",
+                  "merge", "replication"},
 }
 # Headers of a layer that a permitted neighbour must still not see: storage internals stay inside storage.
 PRIVATE = {

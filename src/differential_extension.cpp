@@ -1,8 +1,6 @@
 // Entry point: registers the diff:// file system, the storage extension, settings and SQL functions.
-#include "catalog/access_rules.hpp"
 #include "catalog/attach.hpp"
 #include "catalog/differential_catalog.hpp"
-#include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
@@ -11,6 +9,9 @@
 #include "duckdb/main/extension/extension_loader.hpp"
 #include "functions/function_access.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/access_rules.hpp"
+#include "host/object_store_access.hpp"
+#include "host/session_settings.hpp"
 #include "replication/wal_shipper.hpp"
 #include "repository/repository.hpp"
 #include "storage/diff_file_system.hpp"

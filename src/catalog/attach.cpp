@@ -1,15 +1,11 @@
 // ATTACH hook: validates every option before anything is created, so a refused ATTACH leaves
 // the repository as it was.
 #include "catalog/attach.hpp"
+#include "host/session_settings.hpp"
 
-#include "catalog/access_rules.hpp"
 #include "catalog/differential_catalog.hpp"
 #include "catalog/follower_catalog.hpp"
-#include "catalog/follower_takeover.hpp"
-#include "catalog/imported_chunk_fetch.hpp"
-#include "catalog/object_store_access.hpp"
 #include "catalog/remote_attach.hpp"
-#include "catalog/shared_writers.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/logging.hpp"
@@ -23,7 +19,12 @@
 #include "duckdb/storage/storage_options.hpp"
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "export/data_path.hpp"
+#include "host/access_rules.hpp"
+#include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
+#include "replication/follower_takeover.hpp"
+#include "replication/imported_chunk_fetch.hpp"
+#include "replication/shared_writers.hpp"
 #include "replication/wal_shipper.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 #include "storage/branch_lock.hpp"
@@ -35,16 +36,6 @@
 namespace differential {
 
 using namespace duckdb;
-
-std::string RepositorySetting(ClientContext &context) {
-	Value value;
-	if (!context.TryGetCurrentSetting("differential_repository", value) || value.IsNull() || value.ToString().empty()) {
-		Fail(ErrorCode::REPOSITORY_NOT_SET,
-		     "No repository is set. Run SET differential_repository = '/absolute/path' first (the directory is "
-		     "created if needed).");
-	}
-	return value.ToString();
-}
 
 // DuckDB's own storage options, passed through unchanged.
 static const std::set<std::string> NATIVE_OPTIONS = {"block_size", "row_group_size", "storage_version", "compress"};

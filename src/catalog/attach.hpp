@@ -7,7 +7,5 @@
 namespace differential {
 
 duckdb::shared_ptr<duckdb::StorageExtension> CreateDifferentialStorageExtension();
-//! Reads SET differential_repository, refusing when it is unset.
-std::string RepositorySetting(duckdb::ClientContext &context);
 
 } // namespace differential

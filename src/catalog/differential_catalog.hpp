@@ -52,7 +52,7 @@ public:
 	//! The WAL shipper of a writable attachment of a shipping database (replication/wal_shipper.hpp);
 	//! it stops, after shipping what is pending, when the catalog goes.
 	std::shared_ptr<void> wal_shipper;
-	//! A shared writer's background fetch of its evicted chunks (catalog/imported_chunk_fetch.hpp); it stops
+	//! A shared writer's background fetch of its evicted chunks (replication/imported_chunk_fetch.hpp); it stops
 	//! when the catalog goes.
 	std::shared_ptr<void> chunk_fetch;
 

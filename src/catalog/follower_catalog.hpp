@@ -2,9 +2,9 @@
 // attachment of one followed state, the same state for the whole of a transaction (pinned at its first lookup).
 #pragma once
 
-#include "catalog/follower.hpp"
 #include "catalog/remote_catalog.hpp"
 #include "duckdb/transaction/duck_transaction_manager.hpp"
+#include "replication/follower.hpp"
 
 #include <unordered_map>
 

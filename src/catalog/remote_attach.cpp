@@ -3,12 +3,14 @@
 #include "catalog/remote_attach.hpp"
 
 #include "catalog/follower_catalog.hpp"
-#include "catalog/object_store_access.hpp"
 #include "catalog/remote_catalog.hpp"
 #include "common/duckdb_errors.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/client_context.hpp"
+#include "host/export_opening.hpp"
+#include "host/object_store_access.hpp"
+#include "host/session_settings.hpp"
 #include "remote/export_reader.hpp"
 #include "storage/remote_cache.hpp"
 
@@ -22,21 +24,6 @@ using namespace duckdb;
 
 bool IsRemoteLocatorPath(const std::string &path) {
 	return path.find("://") != std::string::npos;
-}
-
-uint64_t ParseRemoteCacheSize(const std::string &text) {
-	if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos && text.size() < 20) {
-		return std::stoull(text);
-	}
-	idx_t bytes = 0;
-	auto error = text.empty() ? std::string("it is empty") : StringUtil::TryParseFormattedBytes(text, bytes);
-	if (!error.empty()) {
-		Fail(ErrorCode::INVALID_ARGUMENT,
-		     "differential_remote_cache_size must be a number of bytes or a size such as '1GB' or '512MiB' (0 turns "
-		     "the disk cache off), got '" +
-		         text + "': " + error + ".");
-	}
-	return bytes;
 }
 
 //! A remote attachment is read-only and names everything in its locator: no option applies to it.
@@ -114,67 +101,6 @@ static FollowOptions TakeFollowOptions(const std::string &path, AttachOptions &o
 		         ", or remove FOLLOW_INTERVAL.");
 	}
 	return follow;
-}
-
-static RemoteLocator ParseLocator(const std::string &path) {
-	RemoteLocator locator;
-	std::string why;
-	auto slash = path.rfind('/');
-	auto parent = path.rfind('/', slash == std::string::npos || slash == 0 ? 0 : slash - 1);
-	if (slash != std::string::npos && parent != std::string::npos &&
-	    path.compare(parent + 1, slash - parent - 1, "descriptors") == 0 && !ParseRemoteLocator(path, locator, why)) {
-		Fail(ErrorCode::INVALID_LOCATOR,
-		     "'" + path.substr(slash + 1) + "' in " + path +
-		         " is not a descriptor's SHA-256 (64 hexadecimal digits). Copy the locator as the export printed it.");
-	}
-	if (!ParseRemoteLocator(path, locator, why)) {
-		Fail(ErrorCode::INVALID_LOCATOR, "Cannot attach '" + path + "': " + why + ".");
-	}
-	if (locator.kind == RemoteLocator::Kind::HEAD) {
-		ValidateName("database", locator.database);
-		ValidateName("branch", locator.branch);
-	}
-	return locator;
-}
-
-//! Where the disk cache lives: inside the repository when one is set (shared by the processes that use
-//! it), else under the user's cache directory.
-static std::string CacheDirectory(ClientContext &context) {
-	Value repository;
-	if (context.TryGetCurrentSetting("differential_repository", repository) && !repository.IsNull() &&
-	    !repository.ToString().empty()) {
-		return repository.ToString() + "/remote-cache";
-	}
-	auto xdg = std::getenv("XDG_CACHE_HOME");
-	if (xdg && *xdg == '/') {
-		return std::string(xdg) + "/differential/remote-cache";
-	}
-	auto home = std::getenv("HOME");
-	if (home && *home == '/') {
-		return std::string(home) + "/.cache/differential/remote-cache";
-	}
-	Fail(ErrorCode::REMOTE_CACHE_UNAVAILABLE,
-	     "differential_remote_cache_size is set, but there is no directory for the cache: set "
-	     "differential_repository (the cache goes to its remote-cache/ directory), or HOME.");
-}
-
-static std::shared_ptr<ContentCache> RemoteCacheFor(ClientContext &context) {
-	Value setting;
-	uint64_t bytes = 0;
-	if (context.TryGetCurrentSetting("differential_remote_cache_size", setting) && !setting.IsNull()) {
-		bytes = ParseRemoteCacheSize(setting.ToString());
-	}
-	auto disk = bytes ? DiskContentCache::Open(CacheDirectory(context), bytes) : nullptr;
-	return std::make_shared<RemoteCache>(MemoryContentCache::Process(), std::move(disk));
-}
-
-OpenedExport OpenExport(ClientContext &context, const std::string &path) {
-	OpenedExport opened;
-	opened.locator = ParseLocator(path);
-	DuckDBLogScope log(context);
-	opened.store = OpenObjectStore(context, opened.locator.store_url);
-	opened.resolved = ReadExport(*opened.store, opened.locator, *RemoteCacheFor(context));
-	return opened;
 }
 
 //! A follower: the head resolved now (so a bad one is refused here), then a poller and a proxy catalog over

@@ -20,19 +20,4 @@ bool IsRemoteLocatorPath(const std::string &path);
 duckdb::unique_ptr<duckdb::Catalog> AttachRemote(duckdb::ClientContext &context, duckdb::AttachedDatabase &db,
                                                  duckdb::AttachInfo &info, duckdb::AttachOptions &options);
 
-//! An export resolved from a locator, with the store it lives in (opened with the session's credentials).
-struct OpenedExport {
-	std::shared_ptr<ObjectStore> store;
-	RemoteLocator locator;
-	ResolvedExport resolved;
-};
-
-//! Checks the locator (invalid_locator; nothing is fetched for a refused one), then resolves it as a remote
-//! ATTACH does (ReadExport's refusals).
-OpenedExport OpenExport(duckdb::ClientContext &context, const std::string &path);
-
-//! `differential_remote_cache_size`: bytes as a plain number or with a unit ('1GB', '512MiB'); 0 is off.
-//! Throws invalid_argument for anything else.
-uint64_t ParseRemoteCacheSize(const std::string &text);
-
 } // namespace differential

@@ -1,13 +1,14 @@
 // Lookup of attachments by name without touching the caller's transaction.
 #include "functions/attached_catalog.hpp"
 
-#include "catalog/access_rules.hpp"
 #include "catalog/attach.hpp"
 #include "catalog/remote_catalog.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
 #include "duckdb/main/database_manager.hpp"
+#include "host/access_rules.hpp"
+#include "host/session_settings.hpp"
 
 namespace differential {
 

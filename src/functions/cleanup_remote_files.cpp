@@ -1,12 +1,12 @@
 // differential_cleanup_remote_files(prefix, dry_run =>, grace =>): remote garbage collection of a DATA_PATH
 // prefix (remote/remote_cleanup.hpp). Needs no repository: everything it decides from is in the bucket.
-#include "catalog/object_store_access.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "duckdb/common/types/interval.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/object_store_access.hpp"
 #include "remote/logged_object_store.hpp"
 #include "remote/remote_cleanup.hpp"
 #include "remote/remote_journal.hpp"

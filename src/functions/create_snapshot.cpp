@@ -1,7 +1,5 @@
 // differential_create_snapshot(attached, name =>, author =>, message =>): checkpoints the
 // attachment, then records its state as the database's next snapshot.
-#include "catalog/database_export.hpp"
-#include "catalog/shared_writers.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/main/attached_database.hpp"
@@ -9,6 +7,8 @@
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/database_export.hpp"
+#include "replication/shared_writers.hpp"
 
 namespace differential {
 

@@ -1,6 +1,5 @@
 // differential_expire_snapshots(database, versions => [...] | older_than => INTERVAL): retires
 // snapshots (never a branch head); their data goes at the next cleanup unless a reader pins it.
-#include "catalog/database_export.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
@@ -9,6 +8,7 @@
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/database_export.hpp"
 
 namespace differential {
 

@@ -1,11 +1,11 @@
 // differential_export_snapshot(database, snapshot =>): exports the database's snapshots that are not in
 // its DATA_PATH yet (up to `snapshot`), then moves the heads behind; the retry after a failed export.
-#include "catalog/database_export.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/database_export.hpp"
 
 namespace differential {
 

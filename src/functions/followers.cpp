@@ -1,9 +1,9 @@
 // differential_followers(): the FOLLOW attachments of this database instance, with the state each reads,
 // when it last checked, how stale it may be and how many requests its polling made.
-#include "catalog/follower.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
 #include "remote/remote_journal.hpp"
+#include "replication/follower.hpp"
 
 namespace differential {
 

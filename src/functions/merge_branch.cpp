@@ -2,7 +2,6 @@
 // expected_*_snapshot_id =>, merge options) and differential_merge_snapshots(database, base, ours,
 // theirs, destination, request_id =>, merge options).
 #include "merge/merge_branch.hpp"
-#include "catalog/database_export.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "duckdb/transaction/transaction_context.hpp"
@@ -11,6 +10,7 @@
 #include "functions/rows_function.hpp"
 #include "functions/s3_merge_publisher.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/database_export.hpp"
 
 namespace differential {
 

@@ -1,12 +1,12 @@
 // differential_recover_branch(head_url, name, same_identity => bool): failover from a branch's shipped WAL
 // (replication/branch_recovery.hpp); returns the new database and the last epoch it applied.
-#include "catalog/remote_attach.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "export/data_path.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/export_opening.hpp"
 #include "replication/branch_recovery.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 

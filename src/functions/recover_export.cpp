@@ -1,16 +1,16 @@
 // differential_recover_export(locator, new_name): a new writable local database from an export, read lazily:
 // its chunk map is imported without downloading a chunk (all start out evicted and are fetched on demand),
 // its DATA_PATH is the export's store (so its snapshots reuse the packs), and snapshot 1 is taken of it.
-#include "catalog/database_export.hpp"
-#include "catalog/remote_attach.hpp"
-#include "catalog/shared_writers.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "export/data_path.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/database_export.hpp"
+#include "host/export_opening.hpp"
 #include "replication/branch_recovery.hpp"
+#include "replication/shared_writers.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 
 #include <algorithm>

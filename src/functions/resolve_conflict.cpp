@@ -1,11 +1,11 @@
 // differential_resolve_conflict(database, keep => 'branch', branch => 'main'): settles a shared writer's
 // branch_conflict: the kept snapshot goes to its own branch, and the branch follows the head in S3.
-#include "catalog/shared_writers.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "replication/shared_writers.hpp"
 #include "storage/branch_lock.hpp"
 
 namespace differential {

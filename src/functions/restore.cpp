@@ -1,12 +1,12 @@
 // differential_restore(database, snapshot, branch => 'main'): points a closed branch at a
 // snapshot's state. The replaced state is kept as a snapshot first when it was never snapshotted.
 #include "catalog/branch_access.hpp"
-#include "catalog/database_export.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
+#include "host/database_export.hpp"
 
 namespace differential {
 

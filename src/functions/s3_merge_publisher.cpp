@@ -2,11 +2,11 @@
 // moved from the exact version the merge started from, and every failure says the request's state.
 #include "functions/s3_merge_publisher.hpp"
 
-#include "catalog/database_export.hpp"
-#include "catalog/object_store_access.hpp"
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "export/merge_export.hpp"
+#include "host/database_export.hpp"
+#include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 

@@ -1,7 +1,7 @@
 // Access checks made where differential opens a repository or a store: DBConfig::CanAccessFile, the
 // rule DuckDB's OpenerFileSystem applies to its own files, so a locked-down session reaches no more
 // through differential than through DuckDB.
-#include "catalog/access_rules.hpp"
+#include "host/access_rules.hpp"
 
 #include "common/errors.hpp"
 #include "duckdb/main/config.hpp"

@@ -1,10 +1,10 @@
 // The SQL side of exports: credentials come from the session (a TYPE s3 secret or the AWS chain),
 // the work from export/.
-#include "catalog/database_export.hpp"
+#include "host/database_export.hpp"
 
-#include "catalog/object_store_access.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
+#include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 #include "repository/eviction.hpp"

@@ -1,8 +1,7 @@
 // Secrets in, stores out. Credentials stay in memory: the store cache is keyed by a hash of them, and no
 // message built here ever contains them.
-#include "catalog/object_store_access.hpp"
+#include "host/object_store_access.hpp"
 
-#include "catalog/access_rules.hpp"
 #include "common/errors.hpp"
 #include "common/hash.hpp"
 #include "duckdb/catalog/catalog_transaction.hpp"
@@ -11,6 +10,7 @@
 #include "duckdb/main/secret/secret.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 #include "export/data_path.hpp"
+#include "host/access_rules.hpp"
 #include "remote/local_object_store.hpp"
 #include "remote/s3_object_store.hpp"
 

@@ -1,4 +1,4 @@
-// SQL text for the cell-level decision of the 1.1 specification's tables:
+// SQL text for the cell-level decision of a three-way merge (docs/MERGES.md):
 //   cell in all three: ours == theirs -> it; ours == base -> theirs; theirs == base -> ours; else conflict;
 //   rows: inserted on one side -> inserted; on both identically -> once, differently -> insert_insert;
 //   deleted on both, or on one and unchanged on the other -> deleted; deleted vs updated -> delete_update.

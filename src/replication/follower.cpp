@@ -1,7 +1,7 @@
 // The follower's poller (see follower.hpp). The thread touches only the object store and this object's
 // state, never DuckDB's catalog: opening a state is done by the catalog on a user's thread, so nothing
 // the thread does can race with DETACH or with the database instance shutting down.
-#include "catalog/follower.hpp"
+#include "replication/follower.hpp"
 
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"

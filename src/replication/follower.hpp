@@ -2,12 +2,12 @@
 // conditional GET and resolves each new export it finds; the catalog opens the states it publishes.
 #pragma once
 
-#include "catalog/follower_takeover.hpp"
 #include "common/hash.hpp"
 #include "duckdb/main/database.hpp"
 #include "remote/counting_object_store.hpp"
 #include "remote/epoch_chain.hpp"
 #include "remote/export_format.hpp"
+#include "replication/follower_takeover.hpp"
 #include "storage/remote_file.hpp"
 
 #include <condition_variable>

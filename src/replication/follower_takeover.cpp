@@ -1,8 +1,7 @@
 // The standby's takeover (see follower_takeover.hpp). The recovery is differential_recover_branch(...,
 // same_identity => true) without a ClientContext: the base is read with the follower's store.
-#include "catalog/follower_takeover.hpp"
+#include "replication/follower_takeover.hpp"
 
-#include "catalog/attach.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
@@ -10,6 +9,7 @@
 #include "duckdb/main/connection.hpp"
 #include "duckdb/main/database.hpp"
 #include "export/data_path.hpp"
+#include "host/session_settings.hpp"
 #include "metadata/metadata_core.hpp"
 #include "remote/export_reader.hpp"
 #include "replication/branch_recovery.hpp"

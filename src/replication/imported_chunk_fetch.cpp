@@ -1,6 +1,6 @@
 // The background fetch of a shared writer's evicted chunks: one thread per writable attachment, which
 // ends when every chunk is local, or when the attachment goes.
-#include "catalog/imported_chunk_fetch.hpp"
+#include "replication/imported_chunk_fetch.hpp"
 
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"

@@ -1,12 +1,12 @@
 // A shared writer's snapshot: read the head first (one GET), take the snapshot, publish it If-Match the
 // head it started from; a head someone else moved keeps the work as a local snapshot (branch_conflict).
-#include "catalog/database_export.hpp"
-#include "catalog/object_store_access.hpp"
-#include "catalog/shared_writers.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "common/names.hpp"
+#include "host/database_export.hpp"
+#include "host/object_store_access.hpp"
+#include "replication/shared_writers.hpp"
 
 namespace differential {
 

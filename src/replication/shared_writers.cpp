@@ -1,14 +1,14 @@
 // Shared writers: the head read before a snapshot (to keep work that can no longer publish), the import
 // of another writer's head (no chunk downloaded: all start evicted), and branch_conflict's wording.
-#include "catalog/shared_writers.hpp"
+#include "replication/shared_writers.hpp"
 
-#include "catalog/database_export.hpp"
-#include "catalog/object_store_access.hpp"
-#include "catalog/remote_attach.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "common/names.hpp"
+#include "host/database_export.hpp"
+#include "host/export_opening.hpp"
+#include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
 #include "replication/branch_recovery.hpp"
 #include "repository/evicted_chunk_reader.hpp"

@@ -26,6 +26,7 @@ check:
 	python3 scripts/check_layers.py
 	python3 scripts/check_sizes.py
 	bash scripts/check_aarch64.sh
+	bash scripts/check_python.sh
 
 format-check:
 	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror

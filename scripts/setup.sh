@@ -24,7 +24,7 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 if ! "$VENV/bin/python" -c "import duckdb,sys; sys.exit(duckdb.__version__ != '$DUCKDB_VERSION')" 2>/dev/null \
-   || ! "$VENV/bin/python" -c "import pytest, matplotlib" 2>/dev/null; then
+   || ! "$VENV/bin/python" -c "import pytest, matplotlib, mypy, ruff" 2>/dev/null; then
   log "installing duckdb==$DUCKDB_VERSION and the test tools into .venv"
   "$VENV/bin/pip" install -q "duckdb==$DUCKDB_VERSION" -r "$REPO_ROOT/requirements-dev.txt"
 fi

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import pathlib
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -69,7 +69,9 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 def create_app(service: Service | None, sweep: bool = True) -> FastAPI:
     """`service` None builds the same routes for the OpenAPI document alone (no repository, no extension)."""
-    mcp = build_mcp(service)
+    # Without a service no route body ever runs (only the document is read), so the routes may take one as given.
+    served = cast(Service, service)
+    mcp = build_mcp(served)
     mcp_app = mcp.streamable_http_app(streamable_http_path="/mcp",
                                       host=service.settings.host if service else "127.0.0.1")
 
@@ -86,7 +88,7 @@ def create_app(service: Service | None, sweep: bool = True) -> FastAPI:
     bearer = HTTPBearer(auto_error=False)
 
     def caller(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
-        return service.authenticate(f"Bearer {credentials.credentials}" if credentials else None)
+        return served.authenticate(f"Bearer {credentials.credentials}" if credentials else None)
 
     @app.exception_handler(ServiceError)
     async def refused(_: Request, error: ServiceError) -> JSONResponse:
@@ -97,8 +99,8 @@ def create_app(service: Service | None, sweep: bool = True) -> FastAPI:
         fields = sorted({".".join(str(p) for p in e["loc"]) for e in error.errors()})
         return JSONResponse({"code": "invalid_request", "message": "malformed request", "fields": fields}, 400)
 
-    _auth_routes(app, service, caller)
-    _branch_routes(app, service, caller)
+    _auth_routes(app, served, caller)
+    _branch_routes(app, served, caller)
     app.mount("/static", StaticFiles(directory=WEB), name="static")
 
     @app.get("/", include_in_schema=False)
@@ -163,7 +165,8 @@ def _branch_routes(app: FastAPI, service: Service, caller: Any) -> None:
     def changes(database: str, branch: str, c: Caller = Depends(caller)) -> dict:
         return service.changes(c, database, branch)
 
-    arrow = {200: {"content": {ARROW: {"schema": {"type": "string", "format": "binary"}}},
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    arrow: dict[int | str, dict[str, Any]] = {200: {"content": {ARROW: binary},
                    "description": "one page as JSON, or with Accept: " + ARROW + " the whole diff as one stream"}}
 
     @app.get(base + "/branches/{branch}/diff/{table}", tags=["branch"], responses={**ERRORS, **arrow})

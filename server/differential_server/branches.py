@@ -112,7 +112,9 @@ def end(engine: Engine, state: State, branch: Any, new_state: str, by: str, now:
     """Drops the differential branch and closes the row; the row stays as history."""
     with engine.branch_lock(branch["database"], branch["name"]):
         try:
-            engine.cursor().execute("SELECT * FROM differential_drop_branch(?, ?)", [branch["database"], branch["name"]])
+            engine.cursor().execute(
+                "SELECT * FROM differential_drop_branch(?, ?)", [branch["database"], branch["name"]]
+            )
         except duckdb.CatalogException as error:
             if "branch_not_found" not in str(error):
                 raise

@@ -5,7 +5,7 @@ from typing import Any
 
 import duckdb
 
-from .engine import Engine, ident
+from .engine import Engine, ident, one_row
 
 PREVIEW_SQL = (
     "SELECT object_type, object_name, table_name, theirs_inserts, theirs_updates, theirs_deletes, ours_inserts,"
@@ -84,12 +84,13 @@ def _row_counts(cur: duckdb.DuckDBPyConnection, a_fork: str, a_head: str, before
     pk = after["pk"]
     if not pk or before["pk"] != pk:
         count = "SELECT count(*) FROM (SELECT * FROM {} EXCEPT ALL SELECT * FROM {})"
-        return (cur.execute(count.format(h, f)).fetchone()[0], 0, cur.execute(count.format(f, h)).fetchone()[0])
+        return (one_row(cur.execute(count.format(h, f)))[0], 0, one_row(cur.execute(count.format(f, h)))[0])
     on = " AND ".join(f"__f.{ident(k)} = __h.{ident(k)}" for k in pk)
     only = "SELECT count(*) FROM {} __a WHERE NOT EXISTS (SELECT 1 FROM {} __b WHERE {})"
-    inserted = cur.execute(only.format(h, f, on.replace("__f.", "__b.").replace("__h.", "__a."))).fetchone()[0]
-    deleted = cur.execute(only.format(f, h, on.replace("__f.", "__a.").replace("__h.", "__b."))).fetchone()[0]
-    updated = cur.execute(f"SELECT count(*) FROM {f} __f JOIN {h} __h ON {on} WHERE __f IS DISTINCT FROM __h").fetchone()[0]
+    inserted = one_row(cur.execute(only.format(h, f, on.replace("__f.", "__b.").replace("__h.", "__a."))))[0]
+    deleted = one_row(cur.execute(only.format(f, h, on.replace("__f.", "__a.").replace("__h.", "__b."))))[0]
+    updated = one_row(cur.execute(
+        f"SELECT count(*) FROM {f} __f JOIN {h} __h ON {on} WHERE __f IS DISTINCT FROM __h"))[0]
     return inserted, updated, deleted
 
 
@@ -101,8 +102,8 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
         for name in set(base) | set(side):
             if (base.get(name) is None) != (side.get(name) is None):
                 alias, defs = (a_head, side) if name in side else (a_fork, base)
-                counts_of[name] = cur.execute(
-                    f"SELECT count(*) FROM {ident(alias)}.main.{ident(defs[name]['name'])}").fetchone()[0]
+                counts_of[name] = one_row(cur.execute(
+                    f"SELECT count(*) FROM {ident(alias)}.main.{ident(defs[name]['name'])}"))[0]
     preview, blocker = {}, None
     try:
         rows = engine.cursor().execute(PREVIEW_SQL, [database, branch, CONFLICT_LIMIT]).fetchall()
@@ -121,6 +122,7 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
     tables, conflicts, table_conflicts, views = [], [], [], []
     for name in sorted(set(base) | set(side)):
         kind = _classify(base.get(name), side.get(name))
+        assert kind is not None  # the name is in base or side
         p = preview.get(("table", name))
         ins, upd, dele = (p[3], p[4], p[5]) if p else (0, 0, 0)
         if name in unseen:
@@ -131,7 +133,7 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
             ins, upd, dele = 0, 0, counts_of[name]
         elif kind == "modified" and not (ins or upd or dele):
             continue
-        display = (side.get(name) or base.get(name))["name"]
+        display = (side.get(name) or base[name])["name"]
         main_rows = sum(p[6:9]) if p else 0
         unavailable = p is None and kind not in ("created", "dropped")
         tables.append({"table": display, "change": kind, "inserted": ins, "updated": upd, "deleted": dele,

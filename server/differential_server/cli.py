@@ -5,10 +5,10 @@ import json
 import os
 import pathlib
 import sys
-import tomllib
-from typing import Any, Optional
+from typing import Any
 
 import httpx
+import tomllib
 import typer
 
 from . import tokens
@@ -27,12 +27,13 @@ PROFILE: dict[str, Any] = {}
 
 
 @app.callback()
-def main_options(profile: Optional[str] = typer.Option(None, help="a [profile] of the profiles file"),
-                 url: Optional[str] = typer.Option(None, help="the server, e.g. http://127.0.0.1:8787")) -> None:
+def main_options(profile: str | None = typer.Option(None, help="a [profile] of the profiles file"),
+                 url: str | None = typer.Option(None, help="the server, e.g. http://127.0.0.1:8787")) -> None:
     """Profiles live in ~/.config/differential/profiles.toml: url and token_env (the variable holding the token)."""
     PROFILE.clear()
     if profile:
-        path = pathlib.Path(os.environ.get("DIFFERENTIAL_PROFILES", "~/.config/differential/profiles.toml")).expanduser()
+        default = "~/.config/differential/profiles.toml"
+        path = pathlib.Path(os.environ.get("DIFFERENTIAL_PROFILES", default)).expanduser()
         profiles = tomllib.loads(path.read_text()) if path.exists() else {}
         if profile not in profiles:
             raise typer.BadParameter(f"no profile [{profile}] in {path}")
@@ -42,8 +43,8 @@ def main_options(profile: Optional[str] = typer.Option(None, help="a [profile] o
 
 
 @app.command()
-def serve(repository: Optional[pathlib.Path] = typer.Option(None), host: Optional[str] = None,
-          port: Optional[int] = None, config: Optional[pathlib.Path] = None) -> None:
+def serve(repository: pathlib.Path | None = typer.Option(None), host: str | None = None,
+          port: int | None = None, config: pathlib.Path | None = None) -> None:
     """Serve REST, MCP (streamable HTTP at /mcp) and the review page over one repository."""
     import uvicorn
 
@@ -58,7 +59,7 @@ def serve(repository: Optional[pathlib.Path] = typer.Option(None), host: Optiona
 
 @app.command("serve-demo")
 def serve_demo(repository: pathlib.Path = typer.Option(..., help="a fresh directory for the demo repository"),
-               host: Optional[str] = None, port: Optional[int] = None) -> None:
+               host: str | None = None, port: int | None = None) -> None:
     """Seeds a TPC-H-like database, mints a one-time admin token, prints it and the page's address, serves."""
     import uvicorn
 
@@ -79,7 +80,7 @@ def serve_demo(repository: pathlib.Path = typer.Option(..., help="a fresh direct
 
 
 @app.command("mcp-stdio")
-def mcp_stdio(repository: Optional[pathlib.Path] = typer.Option(None), config: Optional[pathlib.Path] = None) -> None:
+def mcp_stdio(repository: pathlib.Path | None = typer.Option(None), config: pathlib.Path | None = None) -> None:
     """MCP over stdio for a local agent; the token comes from DIFFERENTIAL_TOKEN. Owns the repository itself."""
     from .mcp_tools import build_mcp
     from .service import Service
@@ -93,8 +94,8 @@ def token_create(name: str = typer.Option(..., help="the principal the token act
                  branch_only: bool = typer.Option(False, "--branch-only"),
                  drop_admin: bool = typer.Option(False, "--drop-admin"),
                  database: list[str] = typer.Option([], help="repeatable; none: every database"),
-                 ttl: Optional[float] = typer.Option(None, help="hours; none: no expiry"),
-                 repository: Optional[pathlib.Path] = typer.Option(None)) -> None:
+                 ttl: float | None = typer.Option(None, help="hours; none: no expiry"),
+                 repository: pathlib.Path | None = typer.Option(None)) -> None:
     """Mint a token; it is printed once and only its salted hash is kept."""
     settings = load_settings(repository=repository)
     state = State(settings.state_path)
@@ -106,7 +107,7 @@ def token_create(name: str = typer.Option(..., help="the principal the token act
 
 
 @token_app.command("revoke")
-def token_revoke(token_id: str, repository: Optional[pathlib.Path] = typer.Option(None)) -> None:
+def token_revoke(token_id: str, repository: pathlib.Path | None = typer.Option(None)) -> None:
     settings = load_settings(repository=repository)
     state = State(settings.state_path)
     admin = tokens.Caller(0, "cli", "admin", False, None, "cli", None)
@@ -131,7 +132,7 @@ def _call(method: str, path: str, **kwargs: Any) -> None:
 
 @branch_app.command("create")
 def branch_create(db: str = typer.Option(...), name: str = typer.Option(...),
-                  ttl_hours: Optional[float] = typer.Option(None)) -> None:
+                  ttl_hours: float | None = typer.Option(None)) -> None:
     _call("POST", f"/api/branch/{db}/branches", json={"name": name, "ttl_hours": ttl_hours})
 
 
@@ -158,14 +159,15 @@ def branch_diff(db: str = typer.Option(...), branch: str = typer.Option(...), ta
 
 @branch_app.command("propose")
 def branch_propose(db: str = typer.Option(...), branch: str = typer.Option(...),
-                   on_conflict: Optional[str] = typer.Option(None), key: list[str] = typer.Option([])) -> None:
+                   on_conflict: str | None = typer.Option(None), key: list[str] = typer.Option([])) -> None:
     _call("POST", f"/api/branch/{db}/branches/{branch}/propose", json={"on_conflict": on_conflict, "keys": key})
 
 
 @branch_app.command("merge")
 def branch_merge(db: str = typer.Option(...), branch: str = typer.Option(...), proposal: int = typer.Option(...),
-                 expect_main: Optional[int] = typer.Option(None)) -> None:
-    _call("POST", f"/api/branch/{db}/branches/{branch}/merge", json={"proposal_id": proposal, "expect_main": expect_main})
+                 expect_main: int | None = typer.Option(None)) -> None:
+    body = {"proposal_id": proposal, "expect_main": expect_main}
+    _call("POST", f"/api/branch/{db}/branches/{branch}/merge", json=body)
 
 
 @branch_app.command("discard")
@@ -174,7 +176,7 @@ def branch_discard(db: str = typer.Option(...), branch: str = typer.Option(...))
 
 
 @app.command("sql")
-def run_sql(statement: str, db: str = typer.Option(...), branch: Optional[str] = typer.Option(None)) -> None:
+def run_sql(statement: str, db: str = typer.Option(...), branch: str | None = typer.Option(None)) -> None:
     """Run SQL on a branch (or main) through the server."""
     _call("POST", f"/api/branch/{db}/sql", json={"sql": statement, "branch": branch})
 

@@ -5,9 +5,9 @@ import json
 import os
 import pathlib
 import re
-import tomllib
 from typing import Any
 
+import tomllib
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 

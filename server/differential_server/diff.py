@@ -3,7 +3,8 @@ differential_diff, as JSON pages or as one Arrow stream."""
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 
@@ -70,7 +71,6 @@ def row_diff_arrow(engine: Engine, database: str, fork: int, head: int, table: s
     Refusals surface before the first byte (binding the query checks the versions and the table); the batches
     then come straight from the extension's stream, so the diff is never held in memory whole.
     """
-    import pyarrow as pa
 
     reader = _relation(engine, database, fork, head, table).to_arrow_reader(10000)
 
@@ -89,10 +89,12 @@ def schema_diff(engine: Engine, database: str, fork: int, head: int, table: str)
         after = table_defs(cur, a_head).get(table.lower())
     if before is None and after is None:
         raise ServiceError("table_not_found", f"no table main.{table} on the branch or at its fork")
+    shown = after if after is not None else before
+    assert shown is not None  # refused above when both are missing
     b_cols, h_cols = dict((before or {"columns": []})["columns"]), dict((after or {"columns": []})["columns"])
     columns = [{"column": c, "change": "added", "type": t} for c, t in h_cols.items() if c not in b_cols]
     columns += [{"column": c, "change": "dropped", "type": t} for c, t in b_cols.items() if c not in h_cols]
     columns += [{"column": c, "change": "type_changed", "type": h_cols[c], "before_type": t}
                 for c, t in b_cols.items() if c in h_cols and h_cols[c] != t]
-    return {"table": (after or before)["name"], "before_sql": before and before["sql"],
+    return {"table": shown["name"], "before_sql": before and before["sql"],
             "after_sql": after and after["sql"], "columns": columns}

@@ -6,7 +6,8 @@ import datetime
 import decimal
 import logging
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 
@@ -39,6 +40,14 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     return str(value)
 
+
+
+def one_row(result: Any) -> tuple:
+    """The row of a query that always returns one; a missing row is the server's own failure, said as `internal`."""
+    row = result.fetchone()
+    if row is None:
+        raise ServiceError("internal", "a query that returns one row returned none")
+    return row
 
 class Gate:
     """A readers-writer lock for one database's main: sessions share it, a merge or main write owns it."""
@@ -173,6 +182,13 @@ class Engine:
             [database, branch]).fetchone()
         return (row[0], row[1]) if row else None
 
+    def live_branch_head(self, database: str, branch: str) -> tuple[int, int]:
+        """The branch's fork and head; refuses (branch_not_found) a branch dropped since the caller looked it up."""
+        heads = self.branch_head(database, branch)
+        if heads is None:
+            raise ServiceError("branch_not_found", f"branch {branch!r} of {database!r} is gone")
+        return heads
+
     def snapshot_main_if_dirty(self, database: str, author: str, message: str) -> int:
         """Main's head after making sure it holds main's current state (a fork or merge reads snapshots)."""
         with self._main_snapshot_lock:
@@ -181,10 +197,9 @@ class Engine:
     def _snapshot_main_if_dirty(self, database: str, author: str, message: str) -> int:
         head = self.main_head(database)
         if self.main_dirty.get(database, True) or head is None:
-            row = self.cursor().execute(
+            head = one_row(self.cursor().execute(
                 "SELECT snapshot_id FROM differential_create_snapshot(?, author => ?, message => ?)",
-                [database, author, message]).fetchone()
-            head = row[0]
+                [database, author, message]))[0]
             self.main_dirty[database] = False
         return head
 
@@ -195,8 +210,8 @@ class Engine:
             repo = f"REPOSITORY {literal(self.repository)}"
             where = "" if branch is None else f", BRANCH {literal(branch)}"
             con.execute(f"ATTACH {literal('differential:' + database)} AS {ident(database)} ({repo}{where})")
-            return con.execute("SELECT snapshot_id FROM differential_create_snapshot(?, author => ?, message => ?)",
-                               [database, author, message]).fetchone()[0]
+            sql = "SELECT snapshot_id FROM differential_create_snapshot(?, author => ?, message => ?)"
+            return one_row(con.execute(sql, [database, author, message]))[0]
         finally:
             con.close()
 

@@ -13,8 +13,12 @@ CODES: dict[str, tuple[int, str]] = {
     "branch_only_token": (403, "a branch-only token cannot merge"),
     "write_requires_branch": (403, "a branch-only token cannot write main"),
     "external_access_denied": (403, "the statement reaches outside the database (files, settings, extensions)"),
-    "statement_not_allowed": (403, "the statement's kind is outside what SQL may do here (ATTACH, COPY, SET, LOAD, ...)"),
-    "function_not_allowed": (403, "the differential function writes a repository: that is the server's, through its API"),
+    "statement_not_allowed": (
+        403, "the statement's kind is outside what SQL may do here (ATTACH, COPY, SET, LOAD, ...)"
+    ),
+    "function_not_allowed": (
+        403, "the differential function writes a repository: that is the server's, through its API"
+    ),
     "branching_disabled": (503, "the kill switch is off: branching is disabled"),
     "invalid_request": (400, "a field is malformed"),
     "invalid_branch_name": (400, "lowercase, a letter first, then letters, digits, _ or -, at most 48"),

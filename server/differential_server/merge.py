@@ -11,13 +11,15 @@ import duckdb
 
 from . import branches
 from .changes import table_defs
-from .engine import Engine, ident, literal
+from .engine import Engine, ident, literal, one_row
 from .errors import ServiceError
 from .proposals import assess, decide, key_deletes, load
 from .state import State
 from .tokens import Caller
 
-MOVED = ("merge_inputs_changed", "merge_target_dirty", "active_attachment_or_transaction", "branch_locked", "merge_busy")
+MOVED = (
+    "merge_inputs_changed", "merge_target_dirty", "active_attachment_or_transaction", "branch_locked", "merge_busy"
+)
 
 
 class _Moved(Exception):
@@ -73,8 +75,9 @@ def _attempt(engine: Engine, state: State, database: str, name: str, proposal_id
 
 def _refuse_settled(state: State, proposal: Any) -> None:
     if proposal["state"] == "merged":
-        raise ServiceError("already_merged", f"proposal {proposal['id']} has merged", snapshot_id=proposal["tag_snapshot"],
-                           tag=proposal["tag"], merge_snapshot=proposal["merge_snapshot"])
+        raise ServiceError("already_merged", f"proposal {proposal['id']} has merged",
+                           snapshot_id=proposal["tag_snapshot"], tag=proposal["tag"],
+                           merge_snapshot=proposal["merge_snapshot"])
     if proposal["state"] == "replaced":
         newer = state.one("SELECT id FROM proposals WHERE branch_id = ? AND state IN ('open', 'merging')"
                           " ORDER BY id DESC LIMIT 1", (proposal["branch_id"],))
@@ -94,7 +97,7 @@ def _prepare(engine: Engine, state: State, caller: Caller, database: str, name: 
              expect_main: int | None, settings: Any) -> dict[str, Any]:
     """Decides every conflict again at main's current head and records the plan before anything is written."""
     with engine.gate(database).shared():
-        fork, head = engine.branch_head(database, name)
+        fork, head = engine.live_branch_head(database, name)
         if head != proposal["branch_head"]:
             raise ServiceError("proposal_stale", f"the branch moved to snapshot {head} since it was proposed at"
                                                  f" {proposal['branch_head']}: propose again")
@@ -136,7 +139,8 @@ def _build_resolutions(cur: duckdb.DuckDBPyConnection, alias: str, defs: dict, p
         for dec in (x for x in plan["decisions"] if x["table"] == table):
             cols = ", ".join(ident(k) for k in pk) + ", _merge_action, _merge_columns"
             values = ", ".join(f"CAST(? AS {types[k]})" for k in pk)
-            columns = None if dec["columns"] is None else {"key": list(dec["columns"]), "value": list(dec["columns"].values())}
+            named = dec["columns"]
+            columns = None if named is None else {"key": list(named), "value": list(named.values())}
             cur.execute(f"INSERT INTO {target} ({cols}) VALUES ({values}, ?, "
                         + ("NULL" if columns is None else "MAP(?::VARCHAR[], ?::VARCHAR[])") + ")",
                         [v["text"] for v in dec["key_values"]] + [dec["action"]]
@@ -152,8 +156,8 @@ def _execute(engine: Engine, database: str, name: str, plan: dict) -> tuple:
            f" timeout_ms => ?{extra})")
     with engine.main_released(database):
         try:
-            return engine.cursor().execute(sql, [database, name, plan["request_id"], plan["main_head"],
-                                                 plan["branch_head"], plan["timeout_ms"]]).fetchone()
+            return one_row(engine.cursor().execute(sql, [database, name, plan["request_id"], plan["main_head"],
+                                                         plan["branch_head"], plan["timeout_ms"]]))
         except duckdb.Error as error:
             code = _code(error)
             if code == "merge_target_dirty":
@@ -190,14 +194,17 @@ def _finish(engine: Engine, state: State, caller: Caller, proposal: Any, plan: d
         if row is None:
             # The tag holds the merge and the policy's --key decisions; the unnamed merge snapshot only the merge.
             _apply_key_deletes(cur, database, deletes)
-            message = f"merge of branch {name} (merge {pid}) proposed by {proposal['proposer']}, approved by {caller.name}"
-            row = cur.execute("SELECT snapshot_id FROM differential_create_snapshot(?, name => ?, author => ?,"
-                              " message => ?)", [database, tag, caller.name, message]).fetchone()
+            message = (
+                f"merge of branch {name} (merge {pid}) proposed by {proposal['proposer']}, approved by {caller.name}"
+            )
+            row = one_row(cur.execute("SELECT snapshot_id FROM differential_create_snapshot(?, name => ?, author => ?,"
+                                      " message => ?)", [database, tag, caller.name, message]))
         engine.main_dirty[database] = False
         for target in plan["resolution"].values():
             cur.execute(f"DROP TABLE IF EXISTS {target}")
     with state.write() as con:
-        con.execute("UPDATE proposals SET state = 'merged', approver_id = ?, merged_at = ?, merge_snapshot = ?, tag_snapshot = ?, tag = ? WHERE id = ?",
+        con.execute("UPDATE proposals SET state = 'merged', approver_id = ?, merged_at = ?, merge_snapshot = ?, "
+                    "tag_snapshot = ?, tag = ? WHERE id = ?",
                     (caller.principal_id, time.time(), result[0], row[0], tag, pid))
     branch = state.one("SELECT * FROM branches WHERE id = ?", (proposal["branch_id"],))
     branches.end(engine, state, branch, "merged", caller.name, time.time())

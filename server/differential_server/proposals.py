@@ -18,6 +18,7 @@ def parse_keys(keys: list[str] | dict[str, list[str]] | None) -> dict[str, list[
     """`schema.table=col[,col]` strings (the CLI's form) or a mapping; the schema may only be main."""
     if not keys:
         return {}
+    items: list[tuple[str, list[str]]]
     if isinstance(keys, dict):
         items = list(keys.items())
     else:
@@ -25,8 +26,8 @@ def parse_keys(keys: list[str] | dict[str, list[str]] | None) -> dict[str, list[
         for text in keys:
             if "=" not in text:
                 raise ServiceError("invalid_key", f"{text!r}: write a key as schema.table=col[,col...]")
-            table, cols = text.split("=", 1)
-            items.append((table, [c.strip() for c in cols.split(",") if c.strip()]))
+            table, columns = text.split("=", 1)
+            items.append((table, [c.strip() for c in columns.split(",") if c.strip()]))
     parsed: dict[str, list[str]] = {}
     for table, cols in items:
         schema, _, name = table.rpartition(".")
@@ -68,8 +69,9 @@ def key_matches(cur: Any, aliases: tuple[str, str, str], defs: dict, keys: dict[
         rows = cur.execute(f"SELECT {', '.join(picked)} FROM {branch_new} b JOIN {main_new} m"
                            f" ON {on} WHERE NOT ({same_pk}) ORDER BY ALL").fetchall()
         n = len(pk)
-        found += [{"table": d["name"], "kind": "key_match", "key": dict(zip(pk, r[:n])), "columns": cols,
-                   "main_key": dict(zip(pk, r[n:2 * n])), "values": dict(zip(cols, r[2 * n:]))} for r in rows]
+        found += [{"table": d["name"], "kind": "key_match", "key": dict(zip(pk, r[:n], strict=True)), "columns": cols,
+                   "main_key": dict(zip(pk, r[n:2 * n], strict=True)),
+                   "values": dict(zip(cols, r[2 * n:], strict=True))} for r in rows]
     return found
 
 
@@ -112,7 +114,7 @@ def assess(engine: Engine, database: str, branch: str, fork: int, head: int, mai
     with engine.snapshots(database, fork, head, main_head) as (cur, aliases):
         head_defs = table_defs(cur, aliases[1])
         check_keys(keys, analysis, head_defs)
-        analysis["key_matches"] = key_matches(cur, tuple(aliases), head_defs, keys)
+        analysis["key_matches"] = key_matches(cur, (aliases[0], aliases[1], aliases[2]), head_defs, keys)
     return analysis
 
 
@@ -128,15 +130,15 @@ def propose(engine: Engine, state: State, caller: Caller, database: str, name: s
         if state.one("SELECT id FROM proposals WHERE branch_id = ? AND state = 'merging'", (branch["id"],)):
             raise ServiceError("proposal_unsettled", "a merge of this branch may already be on main: merge it again")
         with engine.gate(database).shared():
-            fork, head = engine.branch_head(database, name)
+            fork, head = engine.live_branch_head(database, name)
             main_head = engine.snapshot_main_if_dirty(database, caller.name, f"main at the proposal of {name}")
             analysis = assess(engine, database, name, fork, head, main_head, parsed)
         with state.write() as con:
             con.execute("UPDATE proposals SET state = 'replaced' WHERE branch_id = ? AND state = 'open'",
                         (branch["id"],))
             pid = con.execute(
-                "INSERT INTO proposals (branch_id, proposer_id, created_at, state, branch_head, main_head, policy, keys,"
-                " changes, conflicts) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO proposals (branch_id, proposer_id, created_at, state, branch_head, main_head, policy,"
+                " keys, changes, conflicts) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?)",
                 (branch["id"], caller.principal_id, now, head, main_head, on_conflict, json.dumps(parsed),
                  json.dumps(analysis, default=str), json.dumps(analysis["conflicts"], default=str))).lastrowid
     return {"merge": {"id": pid, "state": "open", "branch_head": head, "main_head": main_head,

@@ -4,7 +4,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import branches, diff, merge, proposals, sql, tokens
 from .changes import analyze
@@ -196,7 +197,8 @@ class Service:
         def work() -> list[dict]:
             if not caller.is_admin:
                 raise ServiceError("admin_required", "the audit log is for admins")
-            where, params = ["1 = 1"], []
+            where: list[str] = ["1 = 1"]
+            params: list[str] = []
             if action is not None:
                 where, params = where + ["action LIKE ?"], params + [action + "%"]
             if caller.databases is not None:

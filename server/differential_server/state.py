@@ -7,7 +7,8 @@ import pathlib
 import sqlite3
 import threading
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 # Each entry moves the schema from version i to i+1; released steps are never edited, only appended.
 MIGRATIONS: list[str] = [

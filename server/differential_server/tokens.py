@@ -50,8 +50,11 @@ def ensure_principal(state: State, name: str, role: str) -> int:
         if row:
             con.execute("UPDATE principals SET role = ? WHERE id = ?", (role, row["id"]))
             return row["id"]
-        return con.execute("INSERT INTO principals (name, role, created_at) VALUES (?, ?, ?)",
-                           (name, role, time.time())).lastrowid
+        created = con.execute("INSERT INTO principals (name, role, created_at) VALUES (?, ?, ?)",
+                              (name, role, time.time())).lastrowid
+        if created is None:
+            raise ServiceError("internal", "the new principal has no id")
+        return created
 
 
 def mint(state: State, principal_id: int, name: str, *, branch_only: bool = False, drop_admin: bool = False,
@@ -141,8 +144,8 @@ def revoke(state: State, caller: Caller, token_id: str) -> None:
 def list_tokens(state: State, caller: Caller) -> list[dict]:
     rows = state.read(
         "SELECT t.id, t.name, t.principal_id, p.name AS principal, t.branch_only, t.drop_admin, t.databases,"
-        " t.expires_at, t.revoked_at, t.parent_id, t.created_at FROM tokens t JOIN principals p ON p.id = t.principal_id"
-        " ORDER BY t.created_at")
+        " t.expires_at, t.revoked_at, t.parent_id, t.created_at"
+        " FROM tokens t JOIN principals p ON p.id = t.principal_id ORDER BY t.created_at")
     rows = [r for r in rows if administers(caller, r["principal_id"], r["databases"])]
     return [{**{k: v for k, v in dict(r).items() if k != "principal_id"}, "branch_only": bool(r["branch_only"]),
              "drop_admin": bool(r["drop_admin"]),

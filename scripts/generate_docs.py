@@ -122,6 +122,13 @@ def render_error_codes():
     return table(["code", "DuckDB error type", "raised or handled in (`src/`)", "meaning"], rows)
 
 
+def render_error_meanings():
+    """The registry as an agent needs it: the code, the error type it shows as, what it means."""
+    rows = [[f"`{code}`", " / ".join(KIND_TO_DUCKDB[kind] for kind in sorted(kinds)), meaning]
+            for code, (kinds, _, meaning) in error_codes().items()]
+    return table(["code", "shows as", "meaning"], rows)
+
+
 def render_log_events(block):
     described = descriptions(block)
     rows = [[f"`{event}`", " / ".join(sorted(levels)), code_list(files), described.get(event, UNDESCRIBED)]
@@ -180,11 +187,12 @@ def blocks(extension):
     """(document, name) -> how to render that block from its current text."""
     con = connect(extension)
     return con, {
-        ("SQL_REFERENCE.md", "functions"): lambda block: render_functions(con),
-        ("SQL_REFERENCE.md", "settings"): lambda block: render_settings(con),
-        ("SQL_REFERENCE.md", "error-codes"): lambda block: render_error_codes(),
-        ("DURABILITY.md", "log-events"): render_log_events,
-        ("ARCHITECTURE.md", "layers"): render_layers,
+        ("docs/SQL_REFERENCE.md", "functions"): lambda block: render_functions(con),
+        ("docs/SQL_REFERENCE.md", "settings"): lambda block: render_settings(con),
+        ("docs/SQL_REFERENCE.md", "error-codes"): lambda block: render_error_codes(),
+        ("docs/DURABILITY.md", "log-events"): render_log_events,
+        ("docs/ARCHITECTURE.md", "layers"): render_layers,
+        ("skills/differential/reference/errors.md", "error-codes"): lambda block: render_error_meanings(),
     }
 
 
@@ -198,10 +206,10 @@ def updated_documents(extension):
     documents = {}
     try:
         for (document, name), render in renderers.items():
-            text = documents.get(document) or (DOCS / document).read_text()
+            text = documents.get(document) or (REPO_ROOT / document).read_text()
             begin, end = markers(name)
             if begin not in text or end not in text:
-                raise SystemExit(f"docs/{document} has no {begin} ... {end} block: add the markers where it belongs")
+                raise SystemExit(f"{document} has no {begin} ... {end} block: add the markers where it belongs")
             head, rest = text.split(begin, 1)
             block, tail = rest.split(end, 1)
             documents[document] = f"{head}{begin}\n{render(block.strip())}\n{end}{tail}"
@@ -217,17 +225,17 @@ def main():
     args = parser.parse_args()
     problems = []
     for document, text in updated_documents(args.extension).items():
-        path = DOCS / document
+        path = REPO_ROOT / document
         if UNDESCRIBED in text:
-            problems.append(f"docs/{document}: rows marked {UNDESCRIBED}: write what each one is")
+            problems.append(f"{document}: rows marked {UNDESCRIBED}: write what each one is")
         if path.read_text() == text:
             continue
         if args.check:
             problems.append("\n".join(difflib.unified_diff(path.read_text().splitlines(), text.splitlines(),
-                                                           f"docs/{document}", "generated", lineterm="")))
+                                                           document, "generated", lineterm="")))
         else:
             path.write_text(text)
-            print(f"updated docs/{document}")
+            print(f"updated {document}")
     if problems:
         print("\n".join(problems))
         print("the generated lists in docs/ are stale or incomplete: run `make docs`", file=sys.stderr)

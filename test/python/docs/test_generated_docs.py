@@ -11,9 +11,9 @@ import generate_docs  # noqa: E402
 
 def test_the_generated_lists_in_docs_match_the_code():
     for document, text in generate_docs.updated_documents(EXTENSION).items():
-        on_disk = (generate_docs.DOCS / document).read_text()
-        assert on_disk == text, f"docs/{document} drifted from the code: run `make docs`"
-        assert generate_docs.UNDESCRIBED not in text, f"docs/{document} has rows without a meaning"
+        on_disk = (REPO_ROOT / document).read_text()
+        assert on_disk == text, f"{document} drifted from the code: run `make docs`"
+        assert generate_docs.UNDESCRIBED not in text, f"{document} has rows without a meaning"
 
 
 def test_the_lists_are_not_empty():

@@ -1,4 +1,4 @@
-"""Followers (issue 11): how long after the leader published a change a follower's new transactions see it (lag
+"""Followers: how long after the leader published a change a follower's new transactions see it (lag
 p50/p95 at FOLLOW_INTERVAL 1 and 2 s; goal: at most FOLLOW_INTERVAL + 0.5 s at p95), and how many requests an idle
 follower makes per minute (goal: one request per interval, 60/FOLLOW_INTERVAL).
 

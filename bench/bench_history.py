@@ -1,5 +1,5 @@
 """History that scales: everyday operations on a repository with 10,000 snapshots, 200 branches and 20 databases,
-side by side with the same operations on a fresh repository, in one run (issue 13).
+side by side with the same operations on a fresh repository, in one run.
 
 The large repository is built once and cached under ~/.cache/differential/ keyed by HISTORY_FORMAT and the
 store format, so reruns skip the build; each run works on a copy (metadata copied, segment files hard-linked), so
@@ -91,7 +91,7 @@ timed("at_timestamp", f"SELECT count(*), sum(id) FROM d1.t AT (TIMESTAMP => make
 con.execute("INSERT INTO d.t VALUES (?, 'bench')", [-time.time_ns()])
 timed("create_snapshot", "CALL differential_create_snapshot('d')")
 timed("create_branch", f"CALL differential_create_branch('db00', 'bench{time.time_ns()}')")
-# One page, the 50 newest; a build without paging arguments (before issue 13) lists all and DuckDB keeps 50.
+# One page, the 50 newest; a build without paging arguments (an older build) lists all and DuckDB keeps 50.
 try:
     timed("snapshots_page", "SELECT * FROM differential_snapshots('db00', page_size => 50)")
     out["snapshots_paged"] = True

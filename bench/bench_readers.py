@@ -1,4 +1,4 @@
-"""Multi-process reads (issue 13): 8 reader processes time-travelling (AT (VERSION => n) over several snapshots) while
+"""Multi-process reads: 8 reader processes time-travelling (AT (VERSION => n) over several snapshots) while
 one writer process commits and takes snapshots, beside the same readers on a quiet repository.
 
 Each round runs three windows: quiet (readers alone), elsewhere (the same writer on a repository of its own: the

@@ -19,10 +19,10 @@ mkdir -p "$WORK"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_follow.py" --json "$WORK/follow.json"
 # The review server under load (16 clients, 8 branches, 60 s): bench/REVIEW_RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_review.py" --json "$WORK/review.json"
-# History that scales (issue 13): 10,000 snapshots, 200 branches, 20 databases beside a fresh repository; the large
+# History that scales: 10,000 snapshots, 200 branches, 20 databases beside a fresh repository; the large
 # repository is built once (minutes) and cached under ~/.cache/differential/bench-history.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_history.py" --work "$WORK/history" --json "$WORK/history.json"
-# Multi-process reads (issue 13): 8 time-travelling readers, quiet, beside a writer on another repository, and beside
+# Multi-process reads: 8 time-travelling readers, quiet, beside a writer on another repository, and beside
 # a committing, snapshotting writer on theirs.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_readers.py" --work "$WORK/readers" --json "$WORK/readers.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json" \

@@ -58,7 +58,7 @@ fi
 mkdir -p "$REPO_ROOT/external"
 ln -sfn "$DUCKDB_SRC/external/duckdb" "$REPO_ROOT/external/duckdb"
 
-# S3 (issue 10): the AWS CRT C libraries from the pinned awscrt sdist, the versitygw test server and
+# S3: the AWS CRT C libraries from the pinned awscrt sdist, the versitygw test server and
 # Toxiproxy; each builds once into the cache and is skipped after that.
 bash "$REPO_ROOT/scripts/setup_crt.sh"
 bash "$REPO_ROOT/scripts/setup_versitygw.sh"

@@ -1,2 +1,2 @@
-"""The review service over differential branches (issue 12): agents propose on branches, humans merge."""
+"""The review service over differential branches: agents propose on branches, humans merge."""
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""Remote read-only attach of an export (issue 10, read side): a branch head or a descriptor attaches without the
+"""Remote read-only attach of an export (the read side): a branch head or a descriptor attaches without the
 writer's repository, reads equal the source database, damaged or missing objects are refused with their codes and
 never read as data, and bad locators are refused before anything is attached."""
 import os

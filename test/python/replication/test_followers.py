@@ -1,4 +1,4 @@
-"""Followers of an exported branch head (issue 11, follower side, snapshots): the leader is another OS process
+"""Followers of an exported branch head (follower side, snapshots): the leader is another OS process
 that exports each snapshot to versitygw; the follower sees them by itself, one state per transaction, at one
 conditional request per idle interval, and says so in differential_followers()."""
 import time

@@ -1,4 +1,4 @@
-"""Followers of a branch that ships its WAL (issue 11, follower side, commits): the leader (another OS process,
+"""Followers of a branch that ships its WAL (follower side, commits): the leader (another OS process,
 SHIP_WAL 'sync') commits without taking snapshots; the follower reads the chain's base export with the epochs'
 chunks and WAL applied (DuckDB replays the WAL when it opens the state read-only), one state per transaction, at
 one request per idle interval."""

@@ -2,6 +2,7 @@
 // moves the heads that are behind, and words every failure as "the snapshot is local; here is the retry".
 #include "export/export_pending.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
 #include "export/export_marker.hpp"
@@ -185,6 +186,7 @@ ExportRun ExportPendingSnapshots(Repository &repository, const std::string &data
 	if (progress) {
 		progress(90.0);
 	}
+	PausePoint("export.before_heads", database); // tests detach the database, or close the instance, here
 	PublishHeads(context, run);
 	PublishExpiryRecords(context, expiries, run);
 	marker.reset(); // its DELETE counts in this run

@@ -1,6 +1,7 @@
 // Shared plumbing of the table functions: argument reading, deferred execution, row output.
 #include "functions/rows_function.hpp"
 
+#include "common/background_thread.hpp"
 #include "common/duckdb_errors.hpp"
 #include "duckdb/common/types/timestamp.hpp"
 
@@ -8,7 +9,6 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
-#include <thread>
 
 namespace differential {
 
@@ -24,7 +24,7 @@ struct RowsState : public GlobalTableFunctionState {
 	Rows rows;
 	idx_t next = 0;
 	//! A producer that reports progress runs here (see Produced); joined before the state goes.
-	std::thread worker;
+	BackgroundThread worker;
 	std::mutex lock;
 	std::condition_variable finished_signal;
 	bool finished = false;
@@ -37,9 +37,7 @@ struct RowsState : public GlobalTableFunctionState {
 		return 1;
 	}
 	~RowsState() override {
-		if (worker.joinable()) {
-			worker.join();
-		}
+		worker.Join();
 	}
 };
 
@@ -66,8 +64,8 @@ static unique_ptr<GlobalTableFunctionState> InitRows(ClientContext &, TableFunct
 //! hands control back every 5 ms with an empty chunk.
 //! Returns whether the rows are there (or rethrows the producer's error).
 static bool Produced(ClientContext &context, const RowsBindData &bind, RowsState &state, TableFunctionInput &input) {
-	if (!state.worker.joinable()) {
-		state.worker = std::thread([&context, &bind, &state] {
+	if (!state.worker.Running()) {
+		state.worker.Start("diff-call", [&context, &bind, &state] {
 			Rows rows;
 			std::exception_ptr error;
 			try {
@@ -104,7 +102,7 @@ static bool Produced(ClientContext &context, const RowsBindData &bind, RowsState
 		return false;
 	}
 	guard.unlock();
-	state.worker.join();
+	state.worker.Join();
 	if (state.error) {
 		std::rethrow_exception(state.error);
 	}

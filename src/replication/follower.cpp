@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <pthread.h>
 
 namespace differential {
 
@@ -43,11 +42,7 @@ void Follower::Start(const std::shared_ptr<Follower> &self_p) {
 		std::lock_guard<std::mutex> guard(RegistryLock());
 		Registry().push_back(self_p);
 	}
-	thread = std::thread([this]() {
-		// Named so that a test (or top -H) can see that no poller outlives its attachment.
-		pthread_setname_np(pthread_self(), "diff-follow");
-		Run();
-	});
+	thread.Start("diff-follow", [this]() { Run(); });
 }
 
 void Follower::Stop() {
@@ -56,9 +51,10 @@ void Follower::Stop() {
 		stopping = true;
 	}
 	wake.notify_all();
-	if (thread.joinable() && thread.get_id() != std::this_thread::get_id()) {
-		thread.join();
-	}
+	thread.Join();
+	// After the poller: it is the poller that starts a takeover. A takeover under way ends first (the new
+	// leader attached), so a DETACH of the standby never leaves a half-done failover running behind it.
+	takeover_thread.Join();
 	std::lock_guard<std::mutex> guard(RegistryLock());
 	auto &followers = Registry();
 	followers.erase(std::remove_if(followers.begin(), followers.end(),
@@ -126,7 +122,7 @@ void Follower::CheckLease() {
 		takeover_status = "taking over (lease taken from " + standby_lease->Seen().holder + ")";
 	}
 	std::weak_ptr<Follower> me = self;
-	StartTakeover(db, store, *takeover, standby_lease, [me](const std::string &outcome) {
+	StartTakeover(takeover_thread, db, store, *takeover, standby_lease, [me](const std::string &outcome) {
 		if (auto follower = me.lock()) {
 			std::lock_guard<std::mutex> guard(follower->lock);
 			follower->takeover_status = outcome;

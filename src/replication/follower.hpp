@@ -2,6 +2,7 @@
 // conditional GET and resolves each new export it finds; the catalog opens the states it publishes.
 #pragma once
 
+#include "common/background_thread.hpp"
 #include "common/hash.hpp"
 #include "duckdb/main/database.hpp"
 #include "remote/counting_object_store.hpp"
@@ -68,7 +69,8 @@ public:
 
 	//! Starts the poller and lists the follower in Registered(). Call once.
 	void Start(const std::shared_ptr<Follower> &self);
-	//! Stops and joins the poller (an in-flight request finishes first) and unlists it. Idempotent.
+	//! Stops and joins the poller (an in-flight request finishes first), then a takeover under way (it ends,
+	//! or, when the instance is closing, is cancelled before it attaches), and unlists it. Idempotent.
 	void Stop();
 
 	//! The newest state found so far.
@@ -116,7 +118,7 @@ private:
 	int64_t last_check_ms = 0;
 	int64_t last_ok_ms = 0;
 	std::optional<std::string> last_error;
-	std::thread thread;
+	BackgroundThread thread; //! the poller
 	//! Commits mode (poller thread only after Start).
 	bool commits = false;
 	ChainPosition position;
@@ -128,6 +130,8 @@ private:
 	std::shared_ptr<Lease> standby_lease;
 	bool takeover_started = false;
 	std::string takeover_status;
+	//! The takeover, once started: joined by Stop, after the poller.
+	BackgroundThread takeover_thread;
 	std::weak_ptr<Follower> self;
 };
 

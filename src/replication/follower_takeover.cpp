@@ -2,6 +2,7 @@
 // same_identity => true) without a ClientContext: the base is read with the follower's store.
 #include "replication/follower_takeover.hpp"
 
+#include "common/crash_points.hpp"
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
 #include "common/logging.hpp"
@@ -113,8 +114,35 @@ static std::string SqlText(const std::string &text, const char *quote = "'") {
 	return quote + StringUtil::Replace(text, quote, std::string(quote) + quote) + quote;
 }
 
-static void Takeover(DatabaseInstance &db, const std::shared_ptr<ObjectStore> &store, const TakeoverPlan &plan,
-                     std::shared_ptr<Lease> lease, const std::function<void(const std::string &)> &report) {
+//! Attaches the recovered branch as the new leader, holding the instance (`alive`, kept by the caller until the
+//! thread's very end) only if it is still open: a closing instance cannot take an attachment.
+static std::string AttachLeader(const duckdb::weak_ptr<DatabaseInstance> &instance,
+                                duckdb::shared_ptr<DatabaseInstance> &alive, const TakeoverPlan &plan,
+                                const LeaseRecord &inherited, const BranchRecoveryResult &result) {
+	PausePoint("takeover.before_attach"); // tests detach the standby, or close its instance, here
+	alive = instance.lock();
+	if (!alive) {
+		return "cancelled: the database instance closed before " + plan.alias +
+		       " was attached; the recovered branch is in the repository: ATTACH it to lead";
+	}
+	Connection connection(*alive);
+	auto attach = "ATTACH 'differential:" + plan.head.database + "' AS " + SqlText(plan.alias, "\"") + " (REPOSITORY " +
+	              SqlText(plan.repository->root) + ", SHIP_WAL " + SqlText(inherited.ship_wal) + ", SHIP_INTERVAL " +
+	              std::to_string(inherited.ship_interval) + ")";
+	auto attached = connection.Query(attach);
+	if (attached->HasError()) {
+		return "failed: " + attached->GetError();
+	}
+	return "took over as " + plan.alias + " (recovered chain " + std::to_string(result.chain) + " epoch " +
+	       std::to_string(result.seq) + ")";
+}
+
+//! `db` is used for logging only: the follower joins this thread before the instance's catalogs, and then its
+//! logger, go (instance shutdown), so it is valid throughout; `instance` says whether it still accepts work.
+static void Takeover(DatabaseInstance &db, const duckdb::weak_ptr<DatabaseInstance> &instance,
+                     duckdb::shared_ptr<DatabaseInstance> &alive, const std::shared_ptr<ObjectStore> &store,
+                     const TakeoverPlan &plan, std::shared_ptr<Lease> lease,
+                     const std::function<void(const std::string &)> &report) {
 	DuckDBLogScope log(db);
 	LogTimer timer;
 	auto inherited = lease->Mine();
@@ -122,21 +150,11 @@ static void Takeover(DatabaseInstance &db, const std::shared_ptr<ObjectStore> &s
 	try {
 		LeaseKeeper keeper(lease, &db);
 		auto result = Recover(*store, store, plan);
-		Connection connection(db);
-		auto attach = "ATTACH 'differential:" + plan.head.database + "' AS " + SqlText(plan.alias, "\"") +
-		              " (REPOSITORY " + SqlText(plan.repository->root) + ", SHIP_WAL " + SqlText(inherited.ship_wal) +
-		              ", SHIP_INTERVAL " + std::to_string(inherited.ship_interval) + ")";
-		auto attached = connection.Query(attach);
-		if (attached->HasError()) {
-			outcome = "failed: " + attached->GetError();
-		} else {
-			outcome = "took over as " + plan.alias + " (recovered chain " + std::to_string(result.chain) + " epoch " +
-			          std::to_string(result.seq) + ")";
-		}
+		outcome = AttachLeader(instance, alive, plan, inherited, result);
 	} catch (std::exception &error) {
 		outcome = std::string("failed: ") + error.what();
 	}
-	if (outcome.rfind("failed", 0) == 0) {
+	if (outcome.rfind("took over", 0) != 0) {
 		LogWarning("takeover", plan.head.database + "/" + plan.head.branch + ": " + outcome);
 	} else {
 		LogEvent("takeover", timer.ElapsedMs(), plan.head.database + "/" + plan.head.branch + ": " + outcome);
@@ -144,11 +162,16 @@ static void Takeover(DatabaseInstance &db, const std::shared_ptr<ObjectStore> &s
 	report(outcome);
 }
 
-void StartTakeover(DatabaseInstance &db, std::shared_ptr<ObjectStore> store, TakeoverPlan plan,
-                   std::shared_ptr<Lease> lease, std::function<void(const std::string &)> report) {
-	// The thread keeps the instance alive until the new leader is attached (or the attempt failed).
-	auto instance = db.shared_from_this();
-	std::thread([instance, store, plan, lease, report]() { Takeover(*instance, store, plan, lease, report); }).detach();
+void StartTakeover(BackgroundThread &thread, DatabaseInstance &db, std::shared_ptr<ObjectStore> store,
+                   TakeoverPlan plan, std::shared_ptr<Lease> lease, std::function<void(const std::string &)> report) {
+	duckdb::weak_ptr<DatabaseInstance> instance = db.shared_from_this();
+	auto *logs = &db;
+	thread.Start("diff-takeover", [logs, instance, store, plan, lease, report]() {
+		// Released after everything else of the takeover: if it is the instance's last reference, the instance
+		// closes on this thread, and the follower's Stop then detaches this thread instead of joining itself.
+		duckdb::shared_ptr<DatabaseInstance> alive;
+		Takeover(*logs, instance, alive, store, plan, lease, report);
+	});
 }
 
 } // namespace differential

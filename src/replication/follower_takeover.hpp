@@ -3,6 +3,7 @@
 // create-only seal fences the old leader) and the ATTACH of the recovered database as the new leader.
 #pragma once
 
+#include "common/background_thread.hpp"
 #include "duckdb/main/client_context.hpp"
 #include "remote/export_format.hpp"
 #include "replication/lease.hpp"
@@ -31,10 +32,11 @@ struct TakeoverPlan {
 TakeoverPlan PlanTakeover(duckdb::ClientContext &context, const std::string &alias, const std::string &follower_alias,
                           const RemoteLocator &head, const BranchHead &head_now);
 
-//! Runs the takeover on a thread of its own (it attaches a database: never on the follower's poller, which a
-//! DETACH joins). `lease` is held; it is renewed until the new leader's shipper renews it. `report` gets
-//! 'took over as <alias>' or the error.
-void StartTakeover(duckdb::DatabaseInstance &db, std::shared_ptr<ObjectStore> store, TakeoverPlan plan,
-                   std::shared_ptr<Lease> lease, std::function<void(const std::string &)> report);
+//! Runs the takeover on `thread`, which the follower owns and joins after its poller (it attaches a database:
+//! never on the poller itself). `lease` is held; it is renewed until the new leader's shipper renews it.
+//! The thread holds the instance only while it attaches the new leader: an instance closing before that
+//! cancels the attach. `report` gets 'took over as <alias>', 'cancelled: ...' or 'failed: ...'.
+void StartTakeover(BackgroundThread &thread, duckdb::DatabaseInstance &db, std::shared_ptr<ObjectStore> store,
+                   TakeoverPlan plan, std::shared_ptr<Lease> lease, std::function<void(const std::string &)> report);
 
 } // namespace differential

@@ -14,12 +14,12 @@ namespace differential {
 ImportedChunkFetch::ImportedChunkFetch(std::shared_ptr<Repository> repository_p, std::string database_p,
                                        duckdb::DatabaseInstance &db_p)
     : repository(std::move(repository_p)), database(std::move(database_p)), db(db_p) {
-	thread = std::thread([this]() { Run(); });
+	thread.Start("diff-fetch", [this]() { Run(); });
 }
 
 ImportedChunkFetch::~ImportedChunkFetch() {
 	stopping = true;
-	thread.join();
+	thread.Join();
 }
 
 void ImportedChunkFetch::Run() {

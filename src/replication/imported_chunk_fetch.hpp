@@ -2,6 +2,7 @@
 // downloads nothing, and this makes the writer's reads and checkpoints independent of the store soon after.
 #pragma once
 
+#include "common/background_thread.hpp"
 #include "repository/repository.hpp"
 
 #include <atomic>
@@ -29,7 +30,7 @@ private:
 	std::string database;
 	duckdb::DatabaseInstance &db;
 	std::atomic<bool> stopping {false};
-	std::thread thread;
+	BackgroundThread thread;
 };
 
 //! The fetch for a writable attachment of a shared database, unless the session asked for eviction

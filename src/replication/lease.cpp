@@ -173,7 +173,7 @@ LeaseState Lease::Tick() {
 
 LeaseKeeper::LeaseKeeper(std::shared_ptr<Lease> lease_p, duckdb::DatabaseInstance *instance)
     : lease(std::move(lease_p)), instance(instance) {
-	thread = std::thread([this]() { Run(); });
+	thread.Start("diff-lease", [this]() { Run(); });
 }
 
 LeaseKeeper::~LeaseKeeper() {
@@ -182,7 +182,7 @@ LeaseKeeper::~LeaseKeeper() {
 		stopping = true;
 	}
 	wake.notify_all();
-	thread.join();
+	thread.Join();
 }
 
 void LeaseKeeper::Run() {

@@ -4,6 +4,7 @@
 // is the fence (safety never rests on the lease or on any clock).
 #pragma once
 
+#include "common/background_thread.hpp"
 #include "remote/lease_format.hpp"
 #include "storage/object_store.hpp"
 
@@ -101,7 +102,7 @@ private:
 	std::mutex lock;
 	std::condition_variable wake;
 	bool stopping = false;
-	std::thread thread;
+	BackgroundThread thread;
 };
 
 } // namespace differential

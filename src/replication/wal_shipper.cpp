@@ -29,18 +29,18 @@ WalShipper::WalShipper(ShipTarget target_p) : target(std::move(target_p)), write
 		lease = std::make_shared<LeaseKeeper>(std::make_shared<Lease>(target.store, mine, true), target.instance);
 	}
 	if (target.settings.mode == "async") {
-		thread = std::thread([this]() { Run(); });
+		thread.Start("diff-ship", [this]() { Run(); });
 	}
 }
 
 WalShipper::~WalShipper() {
-	if (thread.joinable()) {
+	if (thread.Running()) {
 		{
 			std::lock_guard<std::mutex> guard(capture_lock);
 			stopping = true;
 		}
 		wake.notify_all();
-		thread.join();
+		thread.Join();
 	}
 }
 

@@ -3,6 +3,7 @@
 // 'async' leaves it to a thread that ships every SHIP_INTERVAL seconds (nothing when idle).
 #pragma once
 
+#include "common/background_thread.hpp"
 #include "replication/chain_writer.hpp"
 #include "replication/lease.hpp"
 #include "storage/versioned_file.hpp"
@@ -82,7 +83,7 @@ private:
 	std::condition_variable wake;
 	bool stopping = false;
 	std::atomic<bool> fenced {false};
-	std::thread thread;
+	BackgroundThread thread;
 	std::mutex lease_lock; //! guards the pointer only
 	std::shared_ptr<LeaseKeeper> lease;
 };

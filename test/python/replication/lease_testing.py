@@ -22,8 +22,8 @@ def start_leader(repository, s3, mode="sync"):
     return host
 
 
-def start_standby(repository, s3, alias="orders"):
-    host = Host(repository, lease_setup(s3))
+def start_standby(repository, s3, alias="orders", extra_env=None):
+    host = Host(repository, lease_setup(s3), extra_env)
     host.rows(f"ATTACH 'differential:{s3.url}heads/orders/main' AS live "
               f"(FOLLOW true, FOLLOW_INTERVAL {FOLLOW_S}, TAKEOVER_AS '{alias}')")
     return host

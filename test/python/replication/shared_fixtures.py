@@ -12,8 +12,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 class Host:
     """A long-lived process with its own repository, so an attachment stays open between statements."""
 
-    def __init__(self, repository, setup_sql):
-        env = dict(os.environ)
+    def __init__(self, repository, setup_sql, extra_env=None):
+        env = dict(os.environ, **(extra_env or {}))
         env["PYTHONPATH"] = f"{HERE.parent}{os.pathsep}{HERE}"
         self.process = subprocess.Popen([sys.executable, str(HERE / "sql_host.py"), str(repository), setup_sql],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)

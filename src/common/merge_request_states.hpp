@@ -9,7 +9,7 @@
 namespace differential {
 
 //! A request is pending from its first attempt until it completes or is aborted; both are final. A
-//! merge into an S3 database passes through the durable publication steps (docs/DURABILITY.md §13.8):
+//! merge into an S3 database passes through the durable publication steps (docs/DURABILITY.md §13.9):
 //! prepared (result checkpointed, name and snapshot number reserved), uploaded (exported), and
 //! publication_uncertain (a head write was sent and its outcome is not known).
 enum class RequestState { PENDING, PREPARED, UPLOADED, PUBLICATION_UNCERTAIN, COMPLETE, ABORTED };

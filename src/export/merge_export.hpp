@@ -1,4 +1,4 @@
-// The remote steps of an S3 merge's publication (docs/DURABILITY.md §13.8): exporting the prepared
+// The remote steps of an S3 merge's publication (docs/DURABILITY.md §13.9): exporting the prepared
 // result like any snapshot, and moving the destination's head by one conditional PUT from the exact
 // version the merge started from, or reading the head to learn what an earlier write did.
 #pragma once

@@ -63,7 +63,7 @@ static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionB
 		    MergeLogScope log(context);
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
-		    // A single-writer S3 database publishes its merges in durable steps (docs/DURABILITY.md §13.8).
+		    // A single-writer S3 database publishes its merges in durable steps (docs/DURABILITY.md §13.9).
 		    options.publisher = S3MergePublisher(context, repository, database);
 		    auto rows = ResultRow(run(context, *repository, options), request_id);
 		    // The merge's snapshot is published; an S3 database exports it now.

@@ -1,5 +1,5 @@
 // The S3 side of merges into single-writer S3 databases: a MergePublisher over the export layer, with
-// the session's credentials (docs/DURABILITY.md §13.8).
+// the session's credentials (docs/DURABILITY.md §13.9).
 #pragma once
 
 #include "duckdb/main/client_context.hpp"

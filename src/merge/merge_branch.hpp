@@ -35,7 +35,7 @@ struct MergeOptions {
 	//! SET differential_merge_skip_unchanged: use the storage shortcut (false: always read all three sides).
 	bool skip_unchanged = true;
 	//! Set for a single-writer S3 database: the merge then requires a request_id and publishes in the
-	//! durable steps of docs/DURABILITY.md §13.8.
+	//! durable steps of docs/DURABILITY.md §13.9.
 	std::shared_ptr<MergePublisher> publisher;
 	//! The identity-bearing options as text (empty for the defaults, so older requests still match).
 	std::string Canonical() const;

@@ -1,4 +1,4 @@
-// Publishing a merge into an S3 database in durable steps (docs/DURABILITY.md §13.8): there is no
+// Publishing a merge into an S3 database in durable steps (docs/DURABILITY.md §13.9): there is no
 // transaction spanning the metadata and the bucket, so each step is recorded in the request before the
 // next one starts, and a retry continues from the recorded state without publishing a second time.
 #include "common/crash_points.hpp"

@@ -38,7 +38,7 @@ std::vector<FrozenResolution> Resolutions(MetadataStore &metadata, MergeSession 
 void Freeze(MetadataStore &metadata, const std::string &database, const std::string &request_id,
             const std::vector<FrozenResolution> &resolutions);
 
-// The S3 publication (merge_publication.cpp, docs/DURABILITY.md §13.8)
+// The S3 publication (merge_publication.cpp, docs/DURABILITY.md §13.9)
 
 //! An S3 merge without a request_id: merge_request_required, before anything changes.
 void RequireRequestForS3(const MergeOptions &options, const std::optional<std::string> &request_id,

@@ -1,4 +1,4 @@
-// The storage shortcut of DESIGN section 5: a table whose storage a side left byte-identical to the
+// The storage shortcut (docs/MERGES.md §10a): a table whose storage a side left byte-identical to the
 // base's did not change on that side, so the merge need not read that side of it.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The local steps of an S3 merge's publication (docs/DURABILITY.md §13.8): preparing the result (its
+// The local steps of an S3 merge's publication (docs/DURABILITY.md §13.9): preparing the result (its
 // snapshot number, time and destination reserved, its file kept on a private branch), recording each
 // later step in the request, and exposing the snapshot and branch with the request's completion.
 #include "common/crash_points.hpp"

@@ -48,7 +48,7 @@ public:
 	void PublishExistingSnapshot(const std::string &database, const std::string &destination, bool create_destination,
 	                             const MergeRecord &record);
 
-	// The S3 publication steps (merge_publication_store.cpp, docs/DURABILITY.md §13.8).
+	// The S3 publication steps (merge_publication_store.cpp, docs/DURABILITY.md §13.9).
 
 	//! Step 1, one FULL transaction: keeps the staged result on a private branch named after the
 	//! request, reserves the next snapshot number (and the time the snapshot will carry), checks the

@@ -215,7 +215,7 @@ ALTER TABLE remote_heads ADD COLUMN chain_base BLOB;
 )",
     // 7: S3 merges publish in durable steps: a prepared result's reserved snapshot number and time, the
     // private branch holding its file, the head it starts from (etag, snapshot, descriptor, chain; no etag
-    // for a new branch), its provenance, and its descriptor once exported (docs/DURABILITY.md §13.8).
+    // for a new branch), its provenance, and its descriptor once exported (docs/DURABILITY.md §13.9).
     R"(
 CREATE TABLE merge_publications(
     database_id INTEGER NOT NULL,

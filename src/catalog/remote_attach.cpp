@@ -41,7 +41,7 @@ static void CheckRemoteOptions(const std::string &path, AttachOptions &options) 
 	}
 }
 
-//! FOLLOW and FOLLOW_INTERVAL, taken out of the options. The interval is in seconds; the spec's default is 10.
+//! FOLLOW and FOLLOW_INTERVAL, taken out of the options. The interval is in seconds, 10 by default.
 struct FollowOptions {
 	bool follow = false;
 	double interval_seconds = 10;

@@ -296,7 +296,7 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 	}
 	auto evicted_before = options.publisher ? options.publisher->MaterializationMs() : 0;
 	RequireKeptInputs(metadata, request.database, {request.base, request.ours, request.theirs});
-	// Any kept snapshot may serve as the base: the caller chose it (the specification merges a
+	// Any kept snapshot may serve as the base: the caller chose it (a documented walkthrough merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
 	if (metadata.history.FindBranch(request.database, request.destination)) {
 		Fail(ErrorCode::BRANCH_EXISTS,

@@ -1,5 +1,5 @@
 // Reads a merge input's catalog through DuckDB's own metadata functions and parser, and refuses
-// every object the merge cannot compare and recreate exactly (the specification's scope table).
+// every object the merge cannot compare and recreate exactly (docs/MERGES.md §3, the supported scope).
 #include "merge/merge_catalog.hpp"
 
 #include "common/errors.hpp"

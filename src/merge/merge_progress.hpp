@@ -15,7 +15,7 @@
 
 namespace differential {
 
-//! Per-call limits (the specification's defaults); a retry may change them.
+//! Per-call limits (defaults in docs/MERGES.md §9); a retry may change them.
 struct MergeLimits {
 	int64_t max_rows_read = 10000000;
 	int64_t max_bytes_read = int64_t(1) << 30;

@@ -20,6 +20,7 @@
 #include "duckdb/transaction/duck_transaction_manager.hpp"
 #include "export/data_path.hpp"
 #include "host/access_rules.hpp"
+#include "host/data_path_probe.hpp"
 #include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
 #include "replication/follower_takeover.hpp"
@@ -332,8 +333,10 @@ static bool SnapshotOfAttached(ClientContext &context, const std::string &root, 
 
 //! The repository the request names, checked against DuckDB's access settings first; a repository that
 //! does not exist yet is created only by an ATTACH that can succeed in it (read-write, main branch).
+//! `probed` says whether the DATA_PATH was probed here: a repository that does not exist yet is created by the
+//! open, so a new DATA_PATH's store is asked before it.
 static std::shared_ptr<Repository> OpenAttachRepository(ClientContext &context, const AttachRequest &request,
-                                                        bool read_only) {
+                                                        bool read_only, bool &probed) {
 	auto root =
 	    request.repository_path.empty() ? RepositorySetting(context) : NormalizeRepositoryPath(request.repository_path);
 	if (!SnapshotOfAttached(context, root, request)) {
@@ -342,8 +345,13 @@ static std::shared_ptr<Repository> OpenAttachRepository(ClientContext &context, 
 	if (request.data_path) {
 		RequireStoreAccess(context, *request.data_path);
 	}
-	if (!RepositoryExists(root) && (read_only || request.snapshot_id || request.branch != "main")) {
+	auto exists = RepositoryExists(root);
+	if (!exists && (read_only || request.snapshot_id || request.branch != "main")) {
 		RefuseMissingDatabase(root, request.database);
+	}
+	probed = !exists && request.data_path;
+	if (probed) {
+		ProbeDataPath(context, *request.data_path, request.database);
 	}
 	return OpenRepository(root);
 }
@@ -362,7 +370,8 @@ static unique_ptr<Catalog> AttachLocal(ClientContext &context, AttachedDatabase 
 		db.SetReadOnlyDatabase();
 		read_only = true;
 	}
-	auto repository = OpenAttachRepository(context, request, read_only);
+	bool probed = false;
+	auto repository = OpenAttachRepository(context, request, read_only, probed);
 	bool create = false;
 	info.path = ResolveAttachPath(*repository, request, read_only, create);
 	auto shipping = PlanShipping(*repository, request, read_only, !create);
@@ -370,6 +379,14 @@ static unique_ptr<Catalog> AttachLocal(ClientContext &context, AttachedDatabase 
 	std::optional<std::string> adopt;
 	if (request.data_path) {
 		adopt = CheckDataPath(*repository, request, read_only, !create);
+	}
+	if (adopt && !probed) {
+		// Only a DATA_PATH this ATTACH gives: one the database has keeps working locally whatever its store says.
+		// The local refusal first: a request to the store is the slowest check.
+		if (!read_only) {
+			RequireNoWriterHere(repository->root, request.database, request.branch);
+		}
+		ProbeDataPath(context, *adopt, request.database);
 	}
 	std::shared_ptr<BranchLock> lock;
 	if (!read_only) {

@@ -118,15 +118,19 @@ static ReservedLocks &Reserved() {
 	return *reserved;
 }
 
-std::shared_ptr<BranchLock> ReserveBranchLock(const std::string &repository, const std::string &database,
-                                              const std::string &branch) {
-	auto address = BranchAddress(repository, database, branch);
+void RequireNoWriterHere(const std::string &repository, const std::string &database, const std::string &branch) {
 	if (DiffFileSystem::HasWriter(BranchPath(repository, database, branch))) {
 		Fail(ErrorCode::BRANCH_IN_USE,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
 		         " is already attached for writing in this process. Use that attachment, or attach this one with "
 		         "(READ_ONLY).");
 	}
+}
+
+std::shared_ptr<BranchLock> ReserveBranchLock(const std::string &repository, const std::string &database,
+                                              const std::string &branch) {
+	auto address = BranchAddress(repository, database, branch);
+	RequireNoWriterHere(repository, database, branch);
 	auto &reserved = Reserved();
 	std::lock_guard<std::mutex> guard(reserved.lock);
 	auto &slot = reserved.by_owner[address.OwnerKey()];

@@ -26,6 +26,10 @@ private:
 	std::string path;
 };
 
+//! Refuses with branch_in_use when this process already writes the branch. ReserveBranchLock checks it again (with
+//! the reservation, atomically); this is for a caller that wants the cheap refusal before slower checks.
+void RequireNoWriterHere(const std::string &repository, const std::string &database, const std::string &branch);
+
 //! Refuses with active_attachment_or_transaction while this process has any file of the branch
 //! open: attached, or held by a transaction after DETACH (DETACH alone does not close files).
 void RequireBranchClosed(const std::string &repository, const std::string &database, const std::string &branch);

@@ -95,7 +95,7 @@ CAUSES = ["read_only_conflict", "bad_value", "unknown_option", "missing_database
 # The refusal each cause must produce on at least one case (DuckDB's own errors count for bad values).
 EXPECTED_CODE = {"branch_locked": "branch_locked", "unknown_option": "unknown_option",
                  "missing_database": "database_not_found", "external_access_off": "external_access_denied",
-                 "disallowed_directory": "external_access_denied", "wrong_secret": "export_failed",
+                 "disallowed_directory": "external_access_denied", "wrong_secret": "access_denied",
                  "read_only_conflict": "read_only", "bad_value": "invalid_option"}
 
 

@@ -154,7 +154,15 @@ def test_wrong_credentials_are_denied_and_never_written(repository, s3, tmp_path
     # Our log type only: DuckDB's own query log (SET enable_logging = true) records every statement as
     # written, CREATE SECRET included; that is DuckDB's, not ours (docs/S3.md §4).
     con.execute("CALL enable_logging('differential')")
-    con.execute(f"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')")
+    # The ATTACH that gives the DATA_PATH asks the store first: refused with the code the export would give.
+    attach = f"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')"
+    refusal = refused(con, attach, "access_denied")
+    assert "TYPE s3 secret" in refusal and "not-the-secret" not in refusal
+    assert scalar(con, "SELECT count(*) FROM differential_databases()") == 0
+    # Credentials that go bad after the ATTACH: the export refuses, the snapshot stays local.
+    con.execute(good.replace("CREATE SECRET", "CREATE OR REPLACE SECRET"))
+    con.execute(attach)
+    con.execute(good.replace("CREATE SECRET", "CREATE OR REPLACE SECRET").replace(secret_value, "not-the-secret"))
     con.execute("CREATE TABLE orders.t AS SELECT 1 AS x")
     message = refused(con, "CALL differential_create_snapshot('orders')", "access_denied")
     assert "TYPE s3 secret" in message and "not-the-secret" not in message
@@ -190,18 +198,17 @@ def test_spec_block_with_the_credential_chain(tmp_path, s3):
 
 
 def test_no_credentials_at_all_is_denied(tmp_path, s3):
-    """No secret and nothing in the AWS chain: the export is refused as access_denied, the snapshot kept."""
+    """No secret and nothing in the AWS chain: the ATTACH that gives the DATA_PATH is refused as access_denied (the
+    code the export would give), and no database is made."""
     out = run_python(
         "import duckdb\n"
         "from differential_testing import connect\n"
         f"con = connect({str(tmp_path / 'repo')!r})\n"
-        f"con.execute(\"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')\")\n"
-        "con.execute('CREATE TABLE orders.o AS SELECT 1 AS x')\n"
         "try:\n"
-        "    con.execute(\"CALL differential_create_snapshot('orders')\")\n"
+        f"    con.execute(\"ATTACH 'differential:orders' AS orders (DATA_PATH '{s3.url}')\")\n"
         "except duckdb.Error as e:\n"
         "    print(str(e).split(']')[0].split(':')[-1])\n"
-        "print(con.execute(\"SELECT count(*) FROM differential_snapshots('orders')\").fetchone()[0])\n",
+        "print(con.execute(\"SELECT count(*) FROM differential_databases()\").fetchone()[0])\n",
         env={"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "", "HOME": str(tmp_path),
              "AWS_EC2_METADATA_DISABLED": "true"}, timeout=300)
-    assert out.split() == ["access_denied", "1"], out
+    assert out.split() == ["access_denied", "0"], out

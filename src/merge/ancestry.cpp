@@ -60,6 +60,10 @@ struct IndexedGraph {
 
 } // namespace
 
+static SnapshotKind KindByParents(const std::vector<int64_t> &parents) {
+	return parents.empty() ? SnapshotKind::ROOT : parents.size() == 1 ? SnapshotKind::LINEAR : SnapshotKind::MERGE;
+}
+
 Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs) {
 	IndexedGraph indexed(graph);
 	auto from_ours = indexed.Reachable({indexed.IndexOf(ours)});
@@ -85,9 +89,7 @@ Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t their
 		if (it != graph.end()) {
 			node.parents = it->second;
 		}
-		node.kind = node.parents.empty()       ? SnapshotKind::ROOT
-		            : node.parents.size() == 1 ? SnapshotKind::LINEAR
-		                                       : SnapshotKind::MERGE;
+		node.kind = KindByParents(node.parents);
 		node.from_ours = from_ours[i];
 		node.from_theirs = from_theirs[i];
 		node.candidate = node.from_ours && node.from_theirs && !dominated[i];
@@ -103,6 +105,34 @@ Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t their
 		result.selection = BaseSelection::AMBIGUOUS;
 	}
 	return result;
+}
+
+std::vector<AncestryNode> AncestryPage(const SnapshotGraph &graph, int64_t floor, int64_t ours, int64_t theirs,
+                                       const AncestryPageBounds &page, const std::vector<int64_t> &candidates) {
+	// Descending ids: a snapshot's children (larger ids) all come before it, so its flags are final when reached.
+	std::map<int64_t, std::pair<bool, bool>> reached {{ours, {true, false}}};
+	reached[theirs].second = true;
+	std::vector<AncestryNode> nodes;
+	for (auto it = graph.rbegin(); it != graph.rend() && it->first >= floor; ++it) {
+		auto flags = reached[it->first];
+		for (auto parent : it->second) {
+			auto &to = reached[parent];
+			to.first |= flags.first;
+			to.second |= flags.second;
+		}
+		if ((page.before && it->first >= *page.before) || int64_t(nodes.size()) >= page.limit) {
+			continue;
+		}
+		AncestryNode node;
+		node.snapshot_id = it->first;
+		node.parents = it->second;
+		node.kind = KindByParents(node.parents);
+		node.from_ours = flags.first;
+		node.from_theirs = flags.second;
+		node.candidate = std::find(candidates.begin(), candidates.end(), node.snapshot_id) != candidates.end();
+		nodes.push_back(std::move(node));
+	}
+	return nodes;
 }
 
 namespace {

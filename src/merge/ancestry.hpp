@@ -58,6 +58,18 @@ struct Ancestry {
 //! Both snapshots must be keys of the graph.
 Ancestry ComputeAncestry(const SnapshotGraph &graph, int64_t ours, int64_t theirs);
 
+//! A page of the ancestry's rows: ids below `before` (all, when absent), the newest `limit` of them.
+struct AncestryPageBounds {
+	std::optional<int64_t> before;
+	int64_t limit = 0;
+};
+
+//! The page's nodes, newest first, from a graph whose keys at or above `floor` have all their parents (the rest
+//! were reached but not read): reachability flows down from the two heads, so it is exact for every complete key.
+//! `candidates` are the best common ancestors, which a page alone cannot tell (SelectBaseByWalk finds them).
+std::vector<AncestryNode> AncestryPage(const SnapshotGraph &graph, int64_t floor, int64_t ours, int64_t theirs,
+                                       const AncestryPageBounds &page, const std::vector<int64_t> &candidates);
+
 //! The parents of one snapshot in recorded order (none for a root).
 using ParentsOf = std::function<std::vector<int64_t>(int64_t)>;
 

@@ -320,8 +320,10 @@ using ParentGraph = std::map<int64_t, std::vector<int64_t>>;
 //! passes its id, by which time every child (a larger id) has been read. It reads the id span of the
 //! answer, not the history below it, and each edge costs a step rather than a seek. Returns false if a
 //! parent's id is not below its child's (ids out of creation order), which this walk cannot follow.
+//! `stop`, when given, ends the walk early: it is asked with each snapshot the walk completes (all of whose
+//! children above it have been read), in descending id order, and returns true to stop there.
 static bool WalkDescending(MetadataSession &session, int64_t database_id, const std::vector<int64_t> &starts,
-                           ParentGraph &graph) {
+                           ParentGraph &graph, const std::function<bool(int64_t)> &stop = nullptr) {
 	std::set<int64_t> pending;
 	for (auto start : starts) {
 		graph[start];
@@ -331,17 +333,24 @@ static bool WalkDescending(MetadataSession &session, int64_t database_id, const 
 	auto edges = session.db.Prepare("SELECT snapshot_id, parent_snapshot_id FROM snapshot_parents WHERE database_id "
 	                                "= ? AND snapshot_id <= ? ORDER BY snapshot_id DESC, ordinal DESC");
 	edges.Bind(1, database_id).Bind(2, *pending.rbegin());
-	while (!pending.empty() && edges.Step()) {
+	bool stopped = false;
+	while (!stopped && !pending.empty() && edges.Step()) {
 		auto child = edges.Int(0), parent = edges.Int(1);
-		// Pending snapshots above this row have no edges: roots, complete.
-		while (!pending.empty() && *pending.rbegin() > child) {
+		// Pending snapshots above this row are complete: read ones (their edges are in the graph), and those
+		// without edges, roots, which complete here.
+		while (!stopped && !pending.empty() && *pending.rbegin() > child) {
+			auto done = *pending.rbegin();
+			stopped = stop && graph[done].empty() && stop(done);
 			pending.erase(std::prev(pending.end()));
 		}
-		if (!pending.count(child)) {
+		if (stopped || !pending.count(child)) {
 			continue;
 		}
 		if (parent >= child) {
 			return false;
+		}
+		if (stop && graph[child].empty() && stop(child)) {
+			break;
 		}
 		graph[child].push_back(parent);
 		if (graph.emplace(parent, std::vector<int64_t>()).second) {
@@ -378,11 +387,9 @@ static void WalkRecursive(MetadataSession &session, int64_t database_id, const s
 	}
 }
 
-ParentGraph HistoryStore::ReachableParents(const std::string &database, const std::vector<int64_t> &heads) {
-	auto session = core.Read();
-	// One read transaction for all statements: SQLite otherwise takes and drops its file lock per statement.
-	SqliteReadTransaction snapshot(session.db);
-	auto database_id = RequireDatabaseId(session, database);
+//! The heads that are snapshots of the database, kept or expired.
+static std::vector<int64_t> KnownHeads(MetadataSession &session, int64_t database_id,
+                                       const std::vector<int64_t> &heads) {
 	auto known =
 	    session.db.Prepare("SELECT EXISTS(SELECT 1 FROM snapshots WHERE database_id = ?1 AND snapshot_id = ?2) "
 	                       "OR EXISTS(SELECT 1 FROM expired_snapshots WHERE database_id = ?1 AND "
@@ -395,10 +402,54 @@ ParentGraph HistoryStore::ReachableParents(const std::string &database, const st
 			starts.push_back(head);
 		}
 	}
+	return starts;
+}
+
+ParentGraph HistoryStore::ReachableParents(const std::string &database, const std::vector<int64_t> &heads) {
+	auto session = core.Read();
+	// One read transaction for all statements: SQLite otherwise takes and drops its file lock per statement.
+	SqliteReadTransaction snapshot(session.db);
+	auto database_id = RequireDatabaseId(session, database);
+	auto starts = KnownHeads(session, database_id, heads);
 	ParentGraph graph;
 	if (!starts.empty() && !WalkDescending(session, database_id, starts, graph)) {
 		graph.clear();
 		WalkRecursive(session, database_id, starts, graph);
+	}
+	return graph;
+}
+
+std::optional<ParentGraph> HistoryStore::ReachableParentsPage(const std::string &database,
+                                                              const std::vector<int64_t> &heads,
+                                                              std::optional<int64_t> before, int64_t limit,
+                                                              int64_t &floor) {
+	auto session = core.Read();
+	SqliteReadTransaction snapshot(session.db);
+	auto database_id = RequireDatabaseId(session, database);
+	auto starts = KnownHeads(session, database_id, heads);
+	ParentGraph graph;
+	int64_t taken = 0;
+	floor = INT64_MIN;
+	if (starts.empty()) {
+		return graph;
+	}
+	// The walk completes snapshots in descending id order (each once every child above it was read); the page
+	// is the first `limit` of them below `before`, and the walk stops at the next one.
+	auto stop = [&](int64_t child) {
+		if (taken >= limit) {
+			return true;
+		}
+		floor = child;
+		if (!before || child < *before) {
+			taken++;
+		}
+		return false;
+	};
+	if (!WalkDescending(session, database_id, starts, graph, stop)) {
+		return std::nullopt;
+	}
+	if (taken < limit) {
+		floor = INT64_MIN; // the walk ended: every snapshot it reached is complete
 	}
 	return graph;
 }

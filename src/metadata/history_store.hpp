@@ -48,6 +48,15 @@ public:
 	//! and the highest head, not the history below them.
 	std::map<int64_t, std::vector<int64_t>> ReachableParents(const std::string &database,
 	                                                         const std::vector<int64_t> &heads);
+	//! A page of ReachableParents: the walk from the heads stops once it has completed `limit` snapshots below
+	//! `before` (all, without `before`), so a page near the heads reads the edges above it, not the history
+	//! below. `floor` gets the lowest complete snapshot: keys at or above it have all their parents; keys below
+	//! it were reached but not read (INT64_MIN when the walk ended). nullopt when a parent's id is not below
+	//! its child's (the caller then pages ReachableParents).
+	std::optional<std::map<int64_t, std::vector<int64_t>>> ReachableParentsPage(const std::string &database,
+	                                                                            const std::vector<int64_t> &heads,
+	                                                                            std::optional<int64_t> before,
+	                                                                            int64_t limit, int64_t &floor);
 	//! A reader of one snapshot's parents (recorded order) at a time, one primary-key seek each, for walks
 	//! that stop early; refuses a missing database now (database_not_found).
 	std::function<std::vector<int64_t>(int64_t)> ParentReader(const std::string &database);

@@ -14,6 +14,13 @@ ARTIFACTS = REPO_ROOT / "build" / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
+def window(browser, url):
+    """A tab of its own (the token lives in the tab's sessionStorage) that may reach nothing but the server."""
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url) else route.abort())
+    return page
+
+
 def login(page, url, token):
     page.goto(url + "/#inbox")
     page.fill("#token", token)
@@ -122,7 +129,7 @@ def _proposal_view(page):
     page.screenshot(path=str(ARTIFACTS / "review-proposal.png"))
 
 
-def _merge(page, world):
+def _merge(page, agent, world):
     before = world.rows("SELECT price, name FROM items WHERE id = 3")
     confirm(page, "#merge", "Escape")
     wait_text(page, "#outcome", "merge cancelled")
@@ -131,8 +138,12 @@ def _merge(page, world):
     assert world.rows("SELECT price, name FROM items WHERE id = 3") == before == [[555, "item 3"]]
     wait_text(page, "#timeline", "rob merge refused: merge_conflict")
 
-    # The proposer chooses a policy; the page still holds the proposal it showed, which the server now refuses.
-    assert world.propose("agent", "fix", on_conflict="branch").json()["merge"]["id"] == 3
+    # The proposer, in its own window, proposes again with a policy; the reviewer's page still holds the
+    # proposal it showed, which the server now refuses.
+    agent.select_option("#policy", "branch")
+    agent.click("#propose")
+    wait_text(agent, "#outcome", "proposed as merge 3")
+    wait_text(agent, "#summary", "proposal #3 by agent, on conflict: branch")
     confirm(page, "#merge", "Enter")
     assert "read the open one, then merge it by its id" in refusal(page, "proposal_replaced")
     page.click("#refresh")
@@ -175,9 +186,7 @@ def test_a_whole_review_with_two_tokens(tmp_path):
         _seed_review(world)
         with live_server(create_app(world.service, sweep=False)) as url, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(url)
-                       else route.abort())  # the page must not need anything but the server
+            page = window(browser, url)
             page.goto(url)
             page.fill("#token", "dft_0000000000000000_" + "x" * 43)
             page.click("#login-form button[type=submit]")
@@ -191,14 +200,16 @@ def test_a_whole_review_with_two_tokens(tmp_path):
             page.wait_for_selector("#changes tr[data-table='items']")
             confirm(page, "#merge", "Enter")
             assert "a branch-only token cannot merge" in refusal(page, "branch_only_token")
-            logout(page)
+            agent = page
+            page = window(browser, url)  # the reviewer's, beside the agent's
 
             _inbox(page, url, world)
             _proposal_view(page)
             page.set_viewport_size({"width": 400, "height": 800})
             assert no_horizontal_overflow(page), "the proposal view overflows a 400 px window"
+            page.screenshot(path=str(ARTIFACTS / "review-proposal-narrow.png"))
             page.set_viewport_size({"width": 1280, "height": 800})
-            _merge(page, world)
+            _merge(page, agent, world)
             _discard(page, world)
             page.click("#to-inbox")
             page.wait_for_selector("#proposals tr[data-proposal='2']")

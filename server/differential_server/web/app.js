@@ -334,6 +334,9 @@ $("propose").onclick = () => act(async () => {
   await openBranch(view.db, view.name);
   return `proposed as merge ${reply.merge.id}`;
 });
+$("to-inbox").onclick = (event) => {
+  if (location.hash === "#inbox") { event.preventDefault(); route(); }  // no hashchange: reload it here
+};
 $("merge").onclick = merge;
 $("discard").onclick = discard;
 $("diff-prev").onclick = () => showTable(view.table, Math.max(0, view.offset - PAGE));

@@ -149,6 +149,13 @@ def _merge(page, agent, world):
     page.click("#refresh")
     wait_text(page, "#outcome", "reloaded")
     wait_text(page, "#summary", "proposal #3 by agent, on conflict: branch")
+    # Main moves after the reviewer read it: the merge names the main it showed and is refused.
+    assert world.sql("alice", "UPDATE customers SET city = 'paris' WHERE id = 3").status_code == 200
+    confirm(page, "#merge", "Enter")
+    assert "then merge again" in refusal(page, "concurrent_write")
+    page.click("#refresh")
+    wait_text(page, "#outcome", "reloaded")
+    assert texts(page, "#history tbody tr:first-child td")[2] == "alice"
     page.click("#merge")
     page.click("#confirm-ok")
     wait_text(page, "#outcome", "merged as snapshot")

@@ -104,7 +104,8 @@ async function loadInbox() {
     linkCell(tr, `${p.database}/${p.branch} #${p.id}`, reviewHref(p.database, p.branch));
     cell(tr, p.proposer);
     for (const n of [p.tables, p.inserted, p.updated, p.deleted]) cell(tr, n, "num");
-    cell(tr, p.conflicts + (p.table_conflicts ? ` + ${p.table_conflicts} table` : ""), p.conflicts ? "num changed" : "num");
+    const conflicts = p.conflicts + (p.table_conflicts ? ` + ${p.table_conflicts} table` : "");
+    cell(tr, conflicts, p.conflicts || p.table_conflicts ? "num changed" : "num");
     cell(tr, duration(p.age_seconds));
   }
   $("proposals-empty").hidden = inbox.proposals.length > 0;
@@ -158,7 +159,8 @@ function renderSummary(info) {
   const open = info.proposals.find((p) => p.id === info.open_proposal);
   $("summary").textContent = `owner ${info.owner} · ${info.state}` + (info.ended_by ? ` by ${info.ended_by}` : "")
     + ` · forked at snapshot ${info.fork_snapshot}` + (info.expires_at ? ` · expires ${when(info.expires_at)}` : "")
-    + (open ? ` · proposal #${open.id} by ${open.proposer}, on conflict: ${open.policy || "refuse"}` : " · no open proposal");
+    + (open ? ` · proposal #${open.id} by ${open.proposer}, on conflict: ${open.policy || "refuse"}`
+      : " · no open proposal");
   $("merge").disabled = !open || info.state !== "live";
   $("discard").disabled = info.state !== "live";
   $("propose").disabled = info.state !== "live";
@@ -204,7 +206,8 @@ function renderPreview(preview) {
   for (const m of preview.key_matches) {
     const tr = body.insertRow();
     cell(tr, m.table); cell(tr, keyText(m.key)); cell(tr, "key_match"); cell(tr, m.columns.join(", "));
-    cell(tr, null); cell(tr, keyText(m.main_key)); cell(tr, keyText(m.key)); cell(tr, "main's row", "keep"); cell(tr, "branch's row", "keep");
+    cell(tr, null); cell(tr, keyText(m.main_key)); cell(tr, keyText(m.key));
+    cell(tr, "main's row", "keep"); cell(tr, "branch's row", "keep");
   }
 }
 
@@ -214,7 +217,8 @@ function renderTimeline(timeline) {
     li.textContent = `${when(e.at)} ${e.principal || "?"} ${e.action.replace("branch.", "")}`;
     if (e.outcome !== "ok") {
       const span = document.createElement("span");
-      span.className = "refused"; span.textContent = ` ${e.outcome}: ${e.code}${e.message ? " (" + e.message + ")" : ""}`;
+      span.className = "refused";
+      span.textContent = ` ${e.outcome}: ${e.code}${e.message ? " (" + e.message + ")" : ""}`;
       li.appendChild(span);
     }
     return li;
@@ -249,7 +253,9 @@ async function showTable(table, offset) {
   $("diff-next").disabled = page.next_offset === null;
   const head = $("diff").tHead; head.replaceChildren();
   const hr = head.insertRow();
-  for (const c of ["op"].concat(page.columns)) { const th = document.createElement("th"); th.textContent = c; hr.appendChild(th); }
+  for (const c of ["op"].concat(page.columns)) {
+    const th = document.createElement("th"); th.textContent = c; hr.appendChild(th);
+  }
   const body = $("diff").tBodies[0]; body.replaceChildren();
   for (const r of page.rows) {
     const tr = body.insertRow(); tr.className = r.op;
@@ -267,7 +273,8 @@ async function showTable(table, offset) {
 function renderSchema(schema) {
   const box = $("schema");
   if (schema instanceof Refusal) { box.textContent = `${schema.code}: ${schema.detail}`; return; }
-  const items = schema.columns.map((c) => `${c.change} ${c.column} ${c.type}${c.before_type ? " (was " + c.before_type + ")" : ""}`);
+  const items = schema.columns.map((c) => `${c.change} ${c.column} ${c.type}`
+    + (c.before_type ? ` (was ${c.before_type})` : ""));
   const p = document.createElement("p");
   p.textContent = items.length ? items.join("; ") : `${schema.table}: no column changes`;
   const pre = document.createElement("pre");
@@ -282,7 +289,9 @@ function confirmAction(text, verb) {
   dialog.returnValue = "";
   dialog.showModal();
   $("confirm-ok").focus();
-  return new Promise((resolve) => dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), {once: true}));
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), {once: true});
+  });
 }
 
 async function act(work) {
@@ -330,7 +339,8 @@ $("database").onchange = loadBranches;
 $("show-all").onchange = loadBranches;
 $("refresh").onclick = () => act(async () => { await openBranch(view.db, view.name); return "reloaded"; });
 $("propose").onclick = () => act(async () => {
-  const reply = await api("POST", `${branchPath(view.db, view.name)}/propose`, {on_conflict: $("policy").value || null, keys: []});
+  const reply = await api("POST", `${branchPath(view.db, view.name)}/propose`,
+    {on_conflict: $("policy").value || null, keys: []});
   await openBranch(view.db, view.name);
   return `proposed as merge ${reply.merge.id}`;
 });

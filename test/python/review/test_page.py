@@ -68,7 +68,8 @@ def no_horizontal_overflow(page):
 def _seed_review(world):
     """An agent's branch: one updated row that conflicts with main, one inserted row, and 60 more for paging."""
     assert world.create("agent", "fix").status_code == 201
-    assert world.sql("agent", "UPDATE items SET price = 999, name = 'renamed' WHERE id = 3", branch="fix").status_code == 200
+    assert world.sql("agent", "UPDATE items SET price = 999, name = 'renamed' WHERE id = 3",
+                     branch="fix").status_code == 200
     assert world.sql("agent", "INSERT INTO items VALUES (77, 'new', 7, 'sku-77')", branch="fix").status_code == 200
     assert world.sql("agent", "INSERT INTO items SELECT i, 'bulk ' || i, i, 'sku-' || i FROM range(100, 160) t(i)",
                      branch="fix").status_code == 200

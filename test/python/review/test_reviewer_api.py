@@ -5,7 +5,8 @@ from conftest import refused
 
 def _conflicting_proposal(world):
     assert world.create("agent", "fix").status_code == 201
-    assert world.sql("agent", "UPDATE items SET price = 999, name = 'renamed' WHERE id = 3", branch="fix").status_code == 200
+    assert world.sql("agent", "UPDATE items SET price = 999, name = 'renamed' WHERE id = 3",
+                     branch="fix").status_code == 200
     assert world.sql("agent", "INSERT INTO items VALUES (77, 'new', 7, 'sku-77')", branch="fix").status_code == 200
     assert world.sql("alice", "UPDATE items SET price = 555 WHERE id = 3").status_code == 200
     reply = world.propose("agent", "fix")

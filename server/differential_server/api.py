@@ -145,6 +145,26 @@ def _branch_routes(app: FastAPI, service: Service, caller: Any) -> None:
     def databases(c: Caller = Depends(caller)) -> list[str]:
         return service.databases(c)
 
+    @app.get("/api/branch/inbox", tags=["review"], responses=ERRORS)
+    def inbox(expiring_hours: float = Query(24, ge=0, le=100000), c: Caller = Depends(caller)) -> dict:
+        """Open proposals of every database the token may read, oldest first, and the branches about to expire."""
+        return service.inbox(c, expiring_hours)
+
+    @app.get(base + "/history", tags=["review"], responses=ERRORS)
+    def history(database: str, limit: int = Query(20, ge=1, le=1000), c: Caller = Depends(caller)) -> list[dict]:
+        """Main's newest snapshots, newest first, with author, message and tag."""
+        return service.history(c, database, limit)
+
+    @app.get(base + "/branches/{branch}/timeline", tags=["review"], responses=ERRORS)
+    def timeline(database: str, branch: str, c: Caller = Depends(caller)) -> dict:
+        """The branch's audit records since it was created: writes, proposals, refusals, merge or discard."""
+        return service.timeline(c, database, branch)
+
+    @app.get(base + "/branches/{branch}/preview", tags=["review"], responses=ERRORS)
+    def preview(database: str, branch: str, c: Caller = Depends(caller)) -> dict:
+        """The merge as it would be decided at main's head: each conflict's rows and what each policy keeps."""
+        return service.preview(c, database, branch)
+
     @app.get(base + "/branches", tags=["branch"], responses=ERRORS)
     def list_branches(database: str, all: bool = False, c: Caller = Depends(caller)) -> list[dict]:
         return service.list_branches(c, database, all)

@@ -103,8 +103,8 @@ def _prepare(engine: Engine, state: State, caller: Caller, database: str, name: 
                                                  f" {proposal['branch_head']}: propose again")
         main_head = engine.snapshot_main_if_dirty(database, caller.name, f"main before merging {name}")
         if expect_main is not None and expect_main != main_head:
-            raise ServiceError("concurrent_write", f"main is at snapshot {main_head}, not {expect_main}",
-                               main_head=main_head)
+            raise ServiceError("concurrent_write", f"main is at snapshot {main_head}, not {expect_main}: read what"
+                                                   " main changed since, then merge again", main_head=main_head)
         analysis = assess(engine, database, name, fork, head, main_head, json.loads(proposal["keys"]))
         decisions = decide(analysis, proposal)
         deletes = key_deletes(analysis, proposal)

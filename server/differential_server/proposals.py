@@ -174,7 +174,8 @@ def decide(analysis: dict, proposal: Any) -> list[dict]:
         raise ServiceError("conflicts_changed", "main made conflicts the proposal did not show: propose again",
                            new_conflicts=len(new))
     if analysis["conflicts"] and proposal["policy"] is None:
-        raise ServiceError("merge_conflict", f"{len(analysis['conflicts'])} conflicting row(s) and no --on-conflict",
+        raise ServiceError("merge_conflict", f"{len(analysis['conflicts'])} conflicting row(s) and no --on-conflict:"
+                                             " propose again with on_conflict main or branch",
                            conflicts=len(analysis["conflicts"]))
     if not analysis["tables"]:
         raise ServiceError("nothing_to_merge", "the branch changes nothing on main: discard it")

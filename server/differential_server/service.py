@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import branches, diff, merge, proposals, sql, tokens
+from . import branches, diff, merge, proposals, review, sql, tokens
 from .changes import analyze
 from .config import Settings
 from .engine import Engine
@@ -173,6 +173,29 @@ class Service:
     def merge(self, caller: Caller, database: str, name: str, proposal_id: int, expect_main: int | None = None) -> dict:
         return self._run("branch.merge", caller, database, name, lambda: merge.merge(
             self.engine, self.state, self.settings, caller, database, name, proposal_id, expect_main))
+
+    # -- the reviewer's reads: inbox, main's history, a branch's timeline, the merge preview ----------------------
+
+    def inbox(self, caller: Caller, expiring_hours: float = 24.0) -> dict:
+        """Only the databases the token may read: another database's proposals are not even counted."""
+        return self._run("branch.inbox", caller, None, None,
+                         lambda: review.inbox(self.state, self.databases(caller), self.clock(), expiring_hours),
+                         audit_ok=False)
+
+    def history(self, caller: Caller, database: str, limit: int = 20) -> list[dict]:
+        return self._run("branch.history", caller, database, None,
+                         lambda: review.history(self.engine, database, limit), audit_ok=False,
+                         branch_action=False)
+
+    def timeline(self, caller: Caller, database: str, name: str) -> dict:
+        return self._run("branch.timeline", caller, database, name, lambda: review.timeline(self.state, database, name),
+                         audit_ok=False)
+
+    def preview(self, caller: Caller, database: str, name: str) -> dict:
+        def work() -> dict:
+            self._heads(database, name)
+            return review.preview(self.engine, self.state, database, name, caller.name)
+        return self._run("branch.preview", caller, database, name, work, audit_ok=False)
 
     # -- tokens, audit ----------------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ def test_schemathesis_against_the_live_server_with_every_role(tmp_path):
                 result = _schemathesis(url, world.tokens[role], tmp_path / f"{role}.xml", config)
                 assert result.returncode == 0, f"{role}:\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
                 report = (tmp_path / f"{role}.xml").read_text()
-                assert report.count("<testcase ") == 18 and 'failures="0"' in report and 'errors="0"' in report
+                assert report.count("<testcase ") == 22 and 'failures="0"' in report and 'errors="0"' in report
                 if role == "agent":
                     # A branch-only token: whatever it sent, main did not change.
                     assert world.rows("SELECT * FROM items ORDER BY id") == main_before

@@ -119,6 +119,7 @@ void MergeSession::ReadCatalogs(SchemaMode mode) {
 		Fail(ErrorCode::MERGE_UNSUPPORTED, unsupported);
 	}
 	plan = PlanSchema(b, o, t, mode);
+	DecideWholeTables();
 }
 
 std::string MergeSession::Alias(MergeSide side) const {
@@ -314,6 +315,11 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	CheckDropsAgainstChanges(table);
 	object.schema_changes = table.schema_changes;
 	object.table_action = table.table_action;
+	if (table.whole) {
+		object.counts = table.whole_counts;
+		object.unchanged_sides = table.unchanged_sides;
+		return "";
+	}
 	object.schema_conflicts = table.schema_conflicts;
 	// A table whose definitions clash has no single shape to compare rows in.
 	bool definitions_clash = false;

@@ -92,6 +92,9 @@ private:
 	void DetachAll();
 	void FreezeSettings(const SessionSettings &settings);
 	void ReadCatalogs(SchemaMode mode);
+	//! Decides each table without a primary key from its contents: which side changed it, what the
+	//! result takes; refuses one both sides changed (whole_tables.cpp).
+	void DecideWholeTables();
 	void CheckReadBudget(const std::vector<InputReads> &reads);
 	//! What to read of each table (by plan index): sides left as in the base are not read, and of a
 	//! changed table only the row groups a side changed (storage_identity).

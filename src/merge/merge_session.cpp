@@ -406,11 +406,7 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 	return whole;
 }
 
-std::vector<InputReads> MergeSession::FindUnchangedStorage() {
-	InputStorage b {base, {}}, o {ours, {}}, t {theirs, {}};
-	if (!settings.skip_unchanged) {
-		return UnchangedStorageReads(*connection, plan.tables, b, o, t);
-	}
+void MergeSession::LoadInputStorage(InputStorage &b, InputStorage &o, InputStorage &t) {
 	// The layout argument holds only for a side whose file was built from the base's by ordinary
 	// snapshots (see storage_identity).
 	auto graph = metadata.history.ReachableParents(database, {inputs.ours, inputs.theirs});
@@ -420,18 +416,27 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 	for (auto &alias : {base, ours, theirs}) {
 		distinguishable = distinguishable && BlockIdentity::Distinguishes(DatabaseBlockSize(*connection, alias));
 	}
-	if (distinguishable) {
-		auto blocks = [&](int64_t snapshot) {
-			return BlockIdentity::Load(metadata.files, SnapshotDatabaseFile(repository, database, snapshot));
-		};
-		b.blocks = blocks(inputs.base);
-		if (ours_descends) {
-			o.blocks = blocks(inputs.ours);
-		}
-		if (theirs_descends) {
-			t.blocks = blocks(inputs.theirs);
-		}
+	if (!distinguishable) {
+		return;
 	}
+	auto blocks = [&](int64_t snapshot) {
+		return BlockIdentity::Load(metadata.files, SnapshotDatabaseFile(repository, database, snapshot));
+	};
+	b.blocks = blocks(inputs.base);
+	if (ours_descends) {
+		o.blocks = blocks(inputs.ours);
+	}
+	if (theirs_descends) {
+		t.blocks = blocks(inputs.theirs);
+	}
+}
+
+std::vector<InputReads> MergeSession::FindUnchangedStorage() {
+	InputStorage b {base, {}}, o {ours, {}}, t {theirs, {}};
+	if (!settings.skip_unchanged) {
+		return UnchangedStorageReads(*connection, plan.tables, b, o, t);
+	}
+	LoadInputStorage(b, o, t);
 	LogTimer timer;
 	auto reads = UnchangedStorageReads(*connection, plan.tables, b, o, t);
 	LogEvent("storage_layout_read", timer.ElapsedMs(), "database " + database);

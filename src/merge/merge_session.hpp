@@ -6,6 +6,7 @@
 #include "merge/merge_progress.hpp"
 #include "merge/resolutions.hpp"
 #include "merge/schema_plan.hpp"
+#include "merge/storage_identity.hpp"
 #include "metadata/metadata_store.hpp"
 
 #include <map>
@@ -99,6 +100,8 @@ private:
 	//! What to read of each table (by plan index): sides left as in the base are not read, and of a
 	//! changed table only the row groups a side changed (storage_identity).
 	std::vector<InputReads> FindUnchangedStorage();
+	//! Fills the inputs' block identities where the storage shortcut may vouch for them.
+	void LoadInputStorage(InputStorage &b, InputStorage &o, InputStorage &t);
 	//! Compares table `index` into `object`; returns the name of its materialized decision table, or
 	//! empty when the table needs no decisions.
 	std::string CompareTable(size_t index, const InputReads &reads, bool counts,

@@ -5,6 +5,7 @@
 #include "common/sql_quote.hpp"
 #include "merge/merge_session.hpp"
 #include "merge/merge_sql.hpp"
+#include "merge/storage_identity.hpp"
 
 namespace differential {
 
@@ -23,16 +24,32 @@ struct WholeChange {
 	int64_t deletes = 0;
 };
 
-//! A side's change to a whole table since the base, as whole rows. A side with the base's snapshot
-//! changed nothing; one with another definition (or presence) replaced every row.
+//! The side's table is stored byte for byte as the base's (the storage shortcut): unchanged, unread.
+//! Only ever proves "unchanged"; anything it cannot vouch for is compared by contents.
+static bool SameStorage(duckdb::Connection &connection, const std::string &table, const InputStorage &base,
+                        const InputStorage &side) {
+	if (!base.blocks || !side.blocks) {
+		return false;
+	}
+	auto b = ReadTableLayout(connection, base.alias, table, *base.blocks);
+	auto s = ReadTableLayout(connection, side.alias, table, *side.blocks);
+	return b.known && s.known && b.groups == s.groups;
+}
+
+//! A side's change to a whole table since the base, as whole rows. A side with the base's snapshot,
+//! or the base's storage for the table, changed nothing; one with another definition (or presence)
+//! replaced every row.
 static WholeChange SideChange(duckdb::Connection &connection, const std::string &table, bool redefined,
-                              bool side_is_base, bool in_base, bool in_side, const std::string &base_alias,
-                              const std::string &side_alias) {
+                              bool side_is_base, bool in_base, bool in_side, const InputStorage &base_storage,
+                              const InputStorage &side_storage) {
 	WholeChange change;
 	if (side_is_base || (!in_base && !in_side)) {
 		return change;
 	}
-	auto b = TableIn(base_alias, table), s = TableIn(side_alias, table);
+	if (!redefined && in_base && in_side && SameStorage(connection, table, base_storage, side_storage)) {
+		return change;
+	}
+	auto b = TableIn(base_storage.alias, table), s = TableIn(side_storage.alias, table);
 	if (redefined) {
 		change.changed = true;
 		change.deletes = in_base ? ScalarInt(connection, "SELECT count(*) FROM " + b) : 0;
@@ -73,15 +90,23 @@ static bool SameChange(duckdb::Connection &connection, const TablePlan &table, c
 }
 
 void MergeSession::DecideWholeTables() {
+	InputStorage b {base, {}}, o_storage {ours, {}}, t_storage {theirs, {}};
+	bool any = false;
+	for (auto &table : plan.tables) {
+		any = any || table.whole;
+	}
+	if (any && settings.skip_unchanged) {
+		LoadInputStorage(b, o_storage, t_storage);
+	}
 	for (auto &table : plan.tables) {
 		if (!table.whole) {
 			continue;
 		}
 		auto &shape = table.shape;
 		auto o = SideChange(*connection, shape.name, table.ours_redefined, inputs.ours == inputs.base,
-		                    shape.base.table_present, shape.ours.table_present, base, ours);
+		                    shape.base.table_present, shape.ours.table_present, b, o_storage);
 		auto t = SideChange(*connection, shape.name, table.theirs_redefined, inputs.theirs == inputs.base,
-		                    shape.base.table_present, shape.theirs.table_present, base, theirs);
+		                    shape.base.table_present, shape.theirs.table_present, b, t_storage);
 		table.whole_counts.ours_inserts = o.inserts;
 		table.whole_counts.ours_deletes = o.deletes;
 		table.whole_counts.theirs_inserts = t.inserts;

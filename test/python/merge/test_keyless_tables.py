@@ -160,3 +160,19 @@ def test_fast_forward_takes_a_branch_with_new_keyless_tables(con):
     assert con.execute(merge_sql(schema_mode="'additive'")).fetchall() == [("main", 2, "fast_forward")]
     con.execute("ATTACH 'differential:shop' AS shop")
     assert scalar(con, "SELECT sum(x) FROM shop.loose") == 10
+
+
+@pytest.mark.parametrize("skip_unchanged", ["true", "false"])
+def test_storage_shortcut_and_contents_decide_alike(con, skip_unchanged):
+    """A side whose table is stored as the base's is unchanged without reading it; compared by contents
+    (the shortcut off) the decisions are the same."""
+    con.execute(f"SET differential_merge_skip_unchanged = {skip_unchanged}")
+    big = ["CREATE TABLE wide AS SELECT range AS x, range % 7 AS y FROM range(300000)"]
+    diverge(con, base=KEYED + LOOSE + big, ours=OURS_EDIT + ["UPDATE wide SET y = -1 WHERE x = 299999"],
+            theirs=THEIRS_EDIT + ["INSERT INTO loose VALUES (5, 'five')"])
+    assert preview_row(con, "loose") == ("replace", 0, 0, 1, 0, ["ours"])
+    assert preview_row(con, "wide") == ("replace", 1, 1, 0, 0, ["theirs"])
+    merged(con)
+    assert rows(con, "loose") == [(1, "one"), (1, "one"), (2, None), (5, "five")]
+    assert con.execute("SELECT count(*), sum(y) FROM shop.wide").fetchone() == (
+        300000, sum(x % 7 for x in range(299999)) - 1)

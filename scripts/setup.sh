@@ -45,6 +45,27 @@ then
   "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$REPO_ROOT/server"
 fi
 
+# dbt for examples/dbt and its test (test/python/dbt): a venv of its own, since dbt-core 1.11 pins pathspec and
+# python-dateutil below what the project venv's mypy and matplotlib use; duckdb is forced to the pinned version.
+DBT_VENV="$REPO_ROOT/examples/dbt/.venv"
+if [ ! -x "$DBT_VENV/bin/python" ]; then
+  log "creating the dbt example's venv at examples/dbt/.venv"
+  python3 -m venv "$DBT_VENV"
+fi
+if ! "$DBT_VENV/bin/python" - "$REPO_ROOT/examples/dbt/requirements.txt" <<'PY' 2>/dev/null
+import sys, importlib.metadata as md
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line and not line.startswith("#"):
+        name, version = line.split("==")
+        if md.version(name) != version:
+            sys.exit(1)
+PY
+then
+  log "installing dbt-core and dbt-duckdb (examples/dbt/requirements.txt) into examples/dbt/.venv"
+  "$DBT_VENV/bin/pip" install -q -r "$REPO_ROOT/examples/dbt/requirements.txt"
+fi
+
 if [ ! -f "$DUCKDB_SRC/duckdb_packaging/build_info.json" ]; then
   log "fetching the duckdb==$DUCKDB_VERSION sdist (headers and sources)"
   mkdir -p "$CACHE_ROOT/sdist"

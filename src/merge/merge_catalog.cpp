@@ -307,15 +307,11 @@ static void ReadIndexes(duckdb::Connection &connection, const std::string &where
 	}
 }
 
-//! Rows are matched across snapshots by primary key: every table needs a plain one.
-static void RequireKeys(const CatalogSide &catalog, const std::string &side) {
+//! Rows are matched across snapshots by primary key, so a key column must be plain. A table without
+//! a key is merged whole (schema_plan.cpp): its rows are never matched.
+static void RequirePlainKeys(const CatalogSide &catalog, const std::string &side) {
 	for (auto &entry : catalog.tables) {
 		auto &table = entry.second;
-		if (table.key.empty()) {
-			Unsupported("Table " + QuoteName(table.name), side,
-			            "has no primary key (rows are matched across snapshots by primary key; add one on all "
-			            "branches with ALTER TABLE ... ADD PRIMARY KEY)");
-		}
 		for (auto &k : table.key) {
 			auto column = table.FindColumn(k);
 			if (column && column->nested) {
@@ -352,7 +348,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 	ReadColumns(connection, alias, side, catalog);
 	ReadConstraints(connection, where, side, catalog);
 	ReadIndexes(connection, where, side, catalog);
-	RequireKeys(catalog, side);
+	RequirePlainKeys(catalog, side);
 	ReadViews(connection, where, side, catalog);
 	return catalog;
 }

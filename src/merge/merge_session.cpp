@@ -119,6 +119,7 @@ void MergeSession::ReadCatalogs(SchemaMode mode) {
 		Fail(ErrorCode::MERGE_UNSUPPORTED, unsupported);
 	}
 	plan = PlanSchema(b, o, t, mode);
+	DecideWholeTables();
 }
 
 std::string MergeSession::Alias(MergeSide side) const {
@@ -314,6 +315,11 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	CheckDropsAgainstChanges(table);
 	object.schema_changes = table.schema_changes;
 	object.table_action = table.table_action;
+	if (table.whole) {
+		object.counts = table.whole_counts;
+		object.unchanged_sides = table.unchanged_sides;
+		return "";
+	}
 	object.schema_conflicts = table.schema_conflicts;
 	// A table whose definitions clash has no single shape to compare rows in.
 	bool definitions_clash = false;
@@ -400,11 +406,7 @@ InputReads MergeSession::MatchPositions(const TableShape &table, const InputRead
 	return whole;
 }
 
-std::vector<InputReads> MergeSession::FindUnchangedStorage() {
-	InputStorage b {base, {}}, o {ours, {}}, t {theirs, {}};
-	if (!settings.skip_unchanged) {
-		return UnchangedStorageReads(*connection, plan.tables, b, o, t);
-	}
+void MergeSession::LoadInputStorage(InputStorage &b, InputStorage &o, InputStorage &t) {
 	// The layout argument holds only for a side whose file was built from the base's by ordinary
 	// snapshots (see storage_identity).
 	auto graph = metadata.history.ReachableParents(database, {inputs.ours, inputs.theirs});
@@ -414,18 +416,27 @@ std::vector<InputReads> MergeSession::FindUnchangedStorage() {
 	for (auto &alias : {base, ours, theirs}) {
 		distinguishable = distinguishable && BlockIdentity::Distinguishes(DatabaseBlockSize(*connection, alias));
 	}
-	if (distinguishable) {
-		auto blocks = [&](int64_t snapshot) {
-			return BlockIdentity::Load(metadata.files, SnapshotDatabaseFile(repository, database, snapshot));
-		};
-		b.blocks = blocks(inputs.base);
-		if (ours_descends) {
-			o.blocks = blocks(inputs.ours);
-		}
-		if (theirs_descends) {
-			t.blocks = blocks(inputs.theirs);
-		}
+	if (!distinguishable) {
+		return;
 	}
+	auto blocks = [&](int64_t snapshot) {
+		return BlockIdentity::Load(metadata.files, SnapshotDatabaseFile(repository, database, snapshot));
+	};
+	b.blocks = blocks(inputs.base);
+	if (ours_descends) {
+		o.blocks = blocks(inputs.ours);
+	}
+	if (theirs_descends) {
+		t.blocks = blocks(inputs.theirs);
+	}
+}
+
+std::vector<InputReads> MergeSession::FindUnchangedStorage() {
+	InputStorage b {base, {}}, o {ours, {}}, t {theirs, {}};
+	if (!settings.skip_unchanged) {
+		return UnchangedStorageReads(*connection, plan.tables, b, o, t);
+	}
+	LoadInputStorage(b, o, t);
 	LogTimer timer;
 	auto reads = UnchangedStorageReads(*connection, plan.tables, b, o, t);
 	LogEvent("storage_layout_read", timer.ElapsedMs(), "database " + database);

@@ -6,6 +6,7 @@
 #include "merge/merge_progress.hpp"
 #include "merge/resolutions.hpp"
 #include "merge/schema_plan.hpp"
+#include "merge/storage_identity.hpp"
 #include "metadata/metadata_store.hpp"
 
 #include <map>
@@ -92,10 +93,15 @@ private:
 	void DetachAll();
 	void FreezeSettings(const SessionSettings &settings);
 	void ReadCatalogs(SchemaMode mode);
+	//! Decides each table without a primary key from its contents: which side changed it, what the
+	//! result takes; refuses one both sides changed (whole_tables.cpp).
+	void DecideWholeTables();
 	void CheckReadBudget(const std::vector<InputReads> &reads);
 	//! What to read of each table (by plan index): sides left as in the base are not read, and of a
 	//! changed table only the row groups a side changed (storage_identity).
 	std::vector<InputReads> FindUnchangedStorage();
+	//! Fills the inputs' block identities where the storage shortcut may vouch for them.
+	void LoadInputStorage(InputStorage &b, InputStorage &o, InputStorage &t);
 	//! Compares table `index` into `object`; returns the name of its materialized decision table, or
 	//! empty when the table needs no decisions.
 	std::string CompareTable(size_t index, const InputReads &reads, bool counts,

@@ -131,6 +131,10 @@ void MergeSession::StageTable(const TablePlan &table) {
 		statements.insert(statements.end(), table.stage_indexes.begin(), table.stage_indexes.end());
 		RunIn(*connection, stage, statements);
 	}
+	if (table.stage_copy_rows) {
+		RunSql(*connection, "INSERT INTO " + qualified + " SELECT * FROM " + SqlIdentifier(theirs) + ".main." +
+		                        SqlIdentifier(table.shape.name));
+	}
 	for (auto &column : table.stage_add_columns) {
 		RunSql(*connection,
 		       "ALTER TABLE " + qualified + " ADD COLUMN " + SqlIdentifier(column.name) + " " + column.type);

@@ -44,10 +44,11 @@ inline const char *ToString(SchemaMode mode) {
 }
 
 //! What the result does with a whole table, or a column of it (NONE: it is in the base and the result).
-enum class TableAction { NONE, ADD, DROP };
+//! REPLACE: a table without a primary key that one side changed, taken whole from that side.
+enum class TableAction { NONE, ADD, DROP, REPLACE };
 
 inline constexpr EnumText<TableAction> TABLE_ACTIONS[] = {
-    {TableAction::NONE, ""}, {TableAction::ADD, "add"}, {TableAction::DROP, "drop"}};
+    {TableAction::NONE, ""}, {TableAction::ADD, "add"}, {TableAction::DROP, "drop"}, {TableAction::REPLACE, "replace"}};
 
 inline const char *ToString(TableAction action) {
 	return TextOf(TABLE_ACTIONS, action);

@@ -264,6 +264,52 @@ static void PlanDroppedTable(TablePlan &table, const TableDef &b, const TableDef
 	}
 }
 
+static bool SameTable(const TableDef *a, const TableDef *b) {
+	return (!a && !b) || (a && b && a->SameDefinition(*b));
+}
+
+static bool Keyless(const TableDef *table) {
+	return table && table->key.empty();
+}
+
+//! A table without a primary key in some input (dbt's model tables): taken whole from the side that
+//! changed it. Additions follow the mode's rule for added tables; removals and replacements by
+//! another definition need catalog mode. Which sides changed its rows is left to the session.
+static void PlanWholeTable(TablePlan &table, const TableDef *b, const TableDef *o, const TableDef *t, SchemaMode mode) {
+	auto &layout = o ? *o : t ? *t : *b;
+	auto shown = QuoteName(layout.name);
+	SetShape(table, layout, b, o, t);
+	table.shape.key.clear();
+	for (auto &column : layout.columns) {
+		AddColumn(table, column);
+	}
+	table.whole = true;
+	table.merge_rows = false;
+	table.ours_redefined = !SameTable(b, o);
+	table.theirs_redefined = !SameTable(b, t);
+	table.sides_defined_alike = SameTable(o, t);
+	// Presence decides the action of every outcome that merges (the contents decide the rest): the
+	// name check against views below needs it now.
+	table.table_action = !b ? TableAction::ADD : (!o || !t) ? TableAction::DROP : TableAction::NONE;
+	if (t) {
+		table.theirs_create_sql = t->create_sql;
+		table.theirs_indexes.assign(t->indexes.begin(), t->indexes.end());
+	}
+	if (!b && mode == SchemaMode::STRICT) {
+		Mismatch(mode, "table additions/deletions are unsupported (table " + shown + " was added on one side)",
+		         "Added tables merge with schema_mode => 'additive' or 'catalog'.");
+	}
+	if (b && (!o || !t) && mode != SchemaMode::CATALOG) {
+		Mismatch(mode, "table additions/deletions are unsupported (table " + shown + " was dropped on one side)",
+		         "Removals merge with schema_mode => 'catalog'.");
+	}
+	if (b && ((o && !o->SameDefinition(*b)) || (t && !t->SameDefinition(*b))) && mode != SchemaMode::CATALOG) {
+		Mismatch(mode,
+		         "table " + shown + ", which has no primary key, was replaced with another definition on one side",
+		         "Replacements of tables without a primary key merge with schema_mode => 'catalog'.");
+	}
+}
+
 //! The names (catalog keys) of one kind of object over the three inputs.
 template <class MEMBER>
 static std::set<std::string> AllNames(const CatalogSide &base, const CatalogSide &ours, const CatalogSide &theirs,
@@ -284,7 +330,9 @@ static void PlanTables(const CatalogSide &base, const CatalogSide &ours, const C
 		auto *o = Find(ours.tables, name);
 		auto *t = Find(theirs.tables, name);
 		TablePlan table;
-		if (b && o && t) {
+		if (Keyless(b) || Keyless(o) || Keyless(t)) {
+			PlanWholeTable(table, b, o, t, mode);
+		} else if (b && o && t) {
 			PlanExistingTable(table, *b, *o, *t, mode);
 		} else if (!b) {
 			PlanAddedTable(table, o, t, mode);

@@ -51,6 +51,23 @@ struct TablePlan {
 	//! the side whose data must be compared with the base (OURS or THEIRS; NONE: nothing to check).
 	MergeSide table_drop_check = MergeSide::NONE;
 	std::vector<std::pair<std::string, MergeSide>> column_drop_checks;
+	//! A table without a primary key in some input: its rows cannot be matched, so it is taken whole
+	//! from the one side that changed it. Planning knows which sides changed its presence or
+	//! definition; the session compares contents and decides (DecideWholeTables).
+	bool whole = false;
+	bool ours_redefined = false;
+	bool theirs_redefined = false;
+	//! Ours and theirs hold the same definition (or both lack the table).
+	bool sides_defined_alike = false;
+	//! Theirs' CREATE TABLE and CREATE INDEX statements, staged when theirs' version is taken.
+	std::string theirs_create_sql;
+	std::vector<std::string> theirs_indexes;
+	//! Staging copies theirs' rows into the table it created from theirs' definition.
+	bool stage_copy_rows = false;
+	//! A whole table's changes as whole rows (inserts: rows only the side has; deletes: rows only the
+	//! base has; no updates), and the sides left exactly as in the base.
+	TableMergeCounts whole_counts;
+	std::vector<MergeSide> unchanged_sides;
 };
 
 struct ViewPlan {

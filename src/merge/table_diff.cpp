@@ -6,6 +6,7 @@
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "common/sql_quote.hpp"
+#include "duckdb/common/string_util.hpp"
 #include "duckdb/common/types/value.hpp"
 #include "duckdb/main/connection.hpp"
 #include "merge/merge_sql.hpp"
@@ -87,6 +88,15 @@ void TableDiff::DetachAll() {
 	attached.clear();
 }
 
+static const std::pair<std::string, std::string> *FindColumn(const DiffTable &table, const std::string &name) {
+	for (auto &column : table.columns) {
+		if (duckdb::StringUtil::Lower(column.first) == duckdb::StringUtil::Lower(name)) {
+			return &column;
+		}
+	}
+	return nullptr;
+}
+
 void TableDiff::CheckDiffable(const std::string &table, int64_t from_snapshot, int64_t to_snapshot) const {
 	if (!from.present && !to.present) {
 		Fail(ErrorCode::TABLE_NOT_FOUND,
@@ -100,11 +110,16 @@ void TableDiff::CheckDiffable(const std::string &table, int64_t from_snapshot, i
 		         " has another primary key in the two versions, so its rows have no identity to match. Compare "
 		         "the two snapshots' rows yourself (SELECT ... EXCEPT ALL SELECT ...).");
 	}
-	if (from.present && to.present && from.key.empty() && from.columns != to.columns) {
-		Fail(ErrorCode::DIFF_UNSUPPORTED,
-		     "Table " + QuoteName(table) +
-		         " has no primary key and its columns differ between the two versions, so its rows can match "
-		         "neither by key nor by value. Add a primary key, or diff versions with the same columns.");
+	if (from.present && to.present && from.key.empty()) {
+		for (auto &column : from.columns) {
+			auto *other = FindColumn(to, column.first);
+			if (other && other->second != column.second) {
+				Fail(ErrorCode::DIFF_UNSUPPORTED,
+				     "Table " + QuoteName(table) + " has no primary key and its column " + QuoteName(column.first) +
+				         " changed its type between the two versions, so its rows can match neither by key nor by "
+				         "value. Add a primary key, or diff versions whose shared columns have the same types.");
+			}
+		}
 	}
 }
 
@@ -224,6 +239,32 @@ std::string TableDiff::WholeRowSql() const {
 	       side("delete", a, b) + " UNION ALL " + side("insert", b, a) + ") ORDER BY key, kind";
 }
 
+//! Without a key and with other columns, no row of one version is a row of the other: every row of
+//! `from` is deleted and every row of `to` inserted. `key` spans both versions' columns (`to`'s, then
+//! those only `from` has), NULL where the row's version lacks one.
+std::string TableDiff::ReplacedSql() const {
+	auto all = to.columns;
+	for (auto &column : from.columns) {
+		if (!FindColumn(to, column.first)) {
+			all.push_back(column);
+		}
+	}
+	auto present = SqlIdentifier(PRESENT);
+	std::string key;
+	for (auto &column : all) {
+		auto c = SqlIdentifier(column.first);
+		auto in_from = FindColumn(from, column.first) ? "b." + c : std::string("NULL");
+		auto in_to = FindColumn(to, column.first) ? "h." + c : std::string("NULL");
+		key += (key.empty() ? "" : ", ") + c + " := CASE WHEN b." + present + " THEN " + in_from + " ELSE " + in_to +
+		       " END";
+	}
+	return "SELECT CASE WHEN b." + present + " THEN 'delete' ELSE 'insert' END AS kind, struct_pack(" + key +
+	       ") AS key, CASE WHEN b." + present + " THEN " + Pack("b", Names(from)) + " END AS before, CASE WHEN h." +
+	       present + " THEN " + Pack("h", Names(to)) + " END AS after FROM (SELECT true AS " + present + ", * FROM " +
+	       Relation(from_alias, from) + ") b FULL OUTER JOIN (SELECT true AS " + present + ", * FROM " +
+	       Relation(to_alias, to) + ") h ON false ORDER BY key, kind";
+}
+
 std::string TableDiff::Sql() const {
 	if (!from.present) {
 		return OneSidedSql(to_alias, to, true);
@@ -231,7 +272,10 @@ std::string TableDiff::Sql() const {
 	if (!to.present) {
 		return OneSidedSql(from_alias, from, false);
 	}
-	return from.key.empty() ? WholeRowSql() : KeyedSql();
+	if (from.key.empty()) {
+		return from.columns == to.columns ? WholeRowSql() : ReplacedSql();
+	}
+	return KeyedSql();
 }
 
 duckdb::vector<duckdb::LogicalType> TableDiff::Types() {

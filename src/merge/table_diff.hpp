@@ -58,6 +58,7 @@ private:
 	std::string Sql() const;
 	std::string KeyedSql() const;
 	std::string WholeRowSql() const;
+	std::string ReplacedSql() const;
 
 	std::unique_ptr<duckdb::Connection> connection;
 	std::string repository, database;

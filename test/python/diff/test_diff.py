@@ -66,6 +66,25 @@ def test_a_table_without_primary_key_matches_whole_rows(shop):
                     ("insert", {"line": "b", "n": 3}, None, {"line": "b", "n": 3})]
 
 
+def test_a_table_without_primary_key_and_other_columns_reads_as_replaced(con):
+    """A dbt model that gained a column: no row of one version is a row of the other."""
+    con.execute("ATTACH 'differential:db' AS db")
+    con.execute("CREATE TABLE db.t (id INTEGER, v VARCHAR, gone INTEGER)")
+    con.execute("INSERT INTO db.t VALUES (1, 'a', 7), (1, 'a', 7)")
+    con.execute("CALL differential_create_snapshot('db')")
+    con.execute("CREATE OR REPLACE TABLE db.t AS SELECT 1 AS id, 'a' AS v, 2.5::DOUBLE AS extra")
+    con.execute("CALL differential_create_snapshot('db')")
+    rows = con.execute("SELECT kind, key, before, after FROM differential_diff('db', 1, 2, 't')").fetchall()
+    assert rows == [
+        ("insert", {"id": 1, "v": "a", "extra": 2.5, "gone": None}, None, {"id": 1, "v": "a", "extra": 2.5}),
+        ("delete", {"id": 1, "v": "a", "extra": None, "gone": 7}, {"id": 1, "v": "a", "gone": 7}, None),
+        ("delete", {"id": 1, "v": "a", "extra": None, "gone": 7}, {"id": 1, "v": "a", "gone": 7}, None)]
+    con.execute("CREATE OR REPLACE TABLE db.t AS SELECT 'x' AS id")
+    con.execute("CALL differential_create_snapshot('db')")
+    message = refused(con, "SELECT * FROM differential_diff('db', 2, 3, 't')", "diff_unsupported")
+    assert "'id'" in message and "type" in message
+
+
 def test_changed_columns_make_every_row_an_update(con):
     con.execute("ATTACH 'differential:db' AS db")
     con.execute("CREATE TABLE db.t (id INTEGER PRIMARY KEY, v INTEGER)")

@@ -207,7 +207,7 @@ def test_unsupported_objects_are_named_for_each_input(con):
     con.execute("CALL differential_create_snapshot('mixed')")
     con.execute("CALL differential_create_branch('mixed', 'side', snapshot => 1)")
     con.execute("ATTACH 'differential:mixed' AS side (BRANCH 'side')")
-    con.execute("CREATE TABLE side.theirs_log (note VARCHAR)")          # keyless, on theirs only
+    con.execute("CREATE TABLE side.theirs_log (id INTEGER PRIMARY KEY, note JSON)")  # a JSON column, on theirs only
     con.execute("CALL differential_create_snapshot('side')")
     con.execute("CREATE SEQUENCE mixed.ours_counter")                    # a sequence, on ours only
     con.execute("CALL differential_create_snapshot('mixed')")

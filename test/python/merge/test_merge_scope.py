@@ -11,8 +11,6 @@ THEIRS_EDIT = ["UPDATE t SET v = 'B' WHERE id = 2"]
 # Each entry: the statements creating the object (run with USE on the database), and the names of
 # which the refusal must mention one.
 UNSUPPORTED = {
-    "keyless_table": (["CREATE TABLE loose (x INTEGER)", "INSERT INTO loose VALUES (1), (2)"], ["loose"]),
-    "empty_keyless_table": (["CREATE TABLE loose_empty (x INTEGER)"], ["loose_empty"]),
     "table_in_another_schema": (["CREATE SCHEMA archive", "CREATE TABLE archive.old_orders (id INTEGER PRIMARY KEY)"],
                                 ["old_orders", "archive"]),
     "enum_column": (["CREATE TABLE moods (id INTEGER PRIMARY KEY, m ENUM('ok', 'bad'))"], ["moods"]),

@@ -1,6 +1,23 @@
 """The last step of every golden repository generator: the fixture keeps metadata.sqlite and segments/ only."""
 import shutil
 import sqlite3
+import subprocess
+import sys
+
+# The start of every writer script: the build under test (argv[1]) loaded, the golden repository (argv[2]) set.
+WRITER_PROLOGUE = """
+import os, sys
+import duckdb
+con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
+con.execute(f"LOAD '{sys.argv[1]}'")
+con.execute(f"SET differential_repository = '{sys.argv[2]}'")
+con.execute("ATTACH 'differential:golden' AS golden")
+"""
+
+
+def run_writer(body, extension, target):
+    """Runs WRITER_PROLOGUE + body in a fresh interpreter (its own DuckDB instance, ended as the body ends it)."""
+    subprocess.run([sys.executable, "-c", WRITER_PROLOGUE + body, extension, str(target)], check=True)
 
 
 def fold_and_tidy(target):

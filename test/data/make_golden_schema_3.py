@@ -5,22 +5,14 @@ run it only with a build of schema 3: python3 make_golden_schema_3.py <path of t
 import pathlib
 import shutil
 import sqlite3
-import subprocess
 import sys
 
-from golden_fixture import fold_and_tidy
+from golden_fixture import fold_and_tidy, run_writer
 
 target = pathlib.Path(__file__).resolve().parent / "golden-schema-3"
 if target.exists():
     shutil.rmtree(target)
-WRITER = """
-import os, sys
-import duckdb
-con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
-con.execute(f"LOAD '{sys.argv[1]}'")
-con.execute(f"SET differential_repository = '{sys.argv[2]}'")
-con.execute("ATTACH 'differential:golden' AS golden")
-con.execute("CREATE TABLE golden.numbers AS SELECT range AS n, 'row ' || range AS label FROM range(5000)")
+WRITER = """con.execute("CREATE TABLE golden.numbers AS SELECT range AS n, 'row ' || range AS label FROM range(5000)")
 con.execute("CALL differential_create_snapshot('golden', name => 'checkpointed')")
 for i in range(3):
     con.execute("INSERT INTO golden.numbers VALUES (?, 'wal tail')", [-1 - i])
@@ -29,7 +21,7 @@ con.execute("INSERT INTO golden.numbers SELECT -100 - range, repeat('w', 200) FR
 # stay WAL extents.
 os._exit(0)
 """
-subprocess.run([sys.executable, "-c", WRITER, sys.argv[1], str(target)], check=True)
+run_writer(WRITER, sys.argv[1], target)
 db = sqlite3.connect(target / "metadata.sqlite")
 assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("3",)
 assert db.execute("SELECT count(*) FROM file_extents").fetchone()[0] > 0, "no WAL extents were left"

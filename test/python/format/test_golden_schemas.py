@@ -5,7 +5,6 @@ import shutil
 import sqlite3
 
 import pytest
-
 from differential_testing import REPO_ROOT, connect, scalar
 
 DATA = REPO_ROOT / "test" / "data"

@@ -5,7 +5,11 @@ import random
 import sqlite3
 
 from differential_testing import refused
-from test_ancestry_walk import grow_random_history, recorded_edges
+from test_ancestry_walk import (
+    grow_out_of_order_history,
+    grow_random_history,
+    recorded_edges,
+)
 
 COLUMNS = "snapshot_id, kind, parents, reachable_from, candidate, selected_base, selection_state, expired"
 
@@ -63,19 +67,7 @@ def test_a_page_reads_no_history_below_it(con, repository):
 
 
 def test_pages_follow_parents_out_of_creation_order(con, repository):
-    con.execute("ATTACH 'differential:h' AS h")
-    con.execute("CREATE TABLE h.t AS SELECT 1 AS x")
-    for _ in range(3):
-        con.execute("INSERT INTO h.t VALUES (2)")
-        con.execute("CALL differential_create_snapshot('h')")
-    con.execute("CALL differential_create_branch('h', 'side', snapshot => 1)")
-    con.execute("ATTACH 'differential:h' AS side (BRANCH 'side')")
-    con.execute("INSERT INTO side.t VALUES (4)")
-    con.execute("CALL differential_create_snapshot('side')")
-    db = sqlite3.connect(repository / "metadata.sqlite")
-    with db:
-        db.execute("UPDATE snapshot_parents SET parent_snapshot_id = 4 WHERE snapshot_id = 2")
-    db.close()
+    grow_out_of_order_history(con, repository)
     assert paged(con, 3, 1, 2) == sorted(full(con, 3, 1), reverse=True)
 
 

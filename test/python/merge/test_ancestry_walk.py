@@ -81,9 +81,8 @@ def test_ancestry_matches_the_recorded_edges_on_random_histories(con, repository
         assert ancestry(con, "h", ours, theirs) == expected_rows(edges, ours, theirs), (ours, theirs)
 
 
-def test_ancestry_follows_parents_out_of_creation_order(con, repository):
-    # 1 -> 2 -> 3 on main, 4 on a branch from 1; then the metadata records 2's parent as 4, a larger id.
-    # The descending walk passes 4 before it reaches 2; the recursive walk must take over.
+def grow_out_of_order_history(con, repository):
+    """1 -> 2 -> 3 on main, 4 on a branch from 1; then the metadata records 2's parent as 4, a larger id."""
     con.execute("ATTACH 'differential:h' AS h")
     con.execute("CREATE TABLE h.t AS SELECT 1 AS x")
     for _ in range(3):
@@ -97,5 +96,10 @@ def test_ancestry_follows_parents_out_of_creation_order(con, repository):
     with db:
         db.execute("UPDATE snapshot_parents SET parent_snapshot_id = 4 WHERE snapshot_id = 2")
     db.close()
+
+
+def test_ancestry_follows_parents_out_of_creation_order(con, repository):
+    # The descending walk passes 4 before it reaches 2; the recursive walk must take over.
+    grow_out_of_order_history(con, repository)
     assert ancestry(con, "h", 3, 1) == [(1, [], "both"), (2, [4], "ours"), (3, [2], "ours"), (4, [1], "ours")]
     assert con.execute("SELECT DISTINCT selected_base FROM differential_merge_ancestry('h', 3, 1)").fetchall() == [(1,)]

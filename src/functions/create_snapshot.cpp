@@ -49,16 +49,20 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 			                                              " while other transactions write to it (" +
 			                                              std::string(e.what()) + "). Retry when they have committed.");
 		    }
-		    auto &metadata = *catalog.repository->metadata;
-		    if (metadata.shared.Settings(catalog.database_name).shared) {
-			    auto snapshot = TakeSharedSnapshot(context, *catalog.repository, catalog.database_name,
-			                                       catalog.branch_name, request);
+		    // Copies, not references: another connection may DETACH the database (destroying the catalog) while the
+		    // export below runs; the repository stays alive through its own reference.
+		    auto repository = catalog.repository;
+		    auto database = catalog.database_name;
+		    auto branch = catalog.branch_name;
+		    auto &metadata = *repository->metadata;
+		    if (metadata.shared.Settings(database).shared) {
+			    auto snapshot = TakeSharedSnapshot(context, *repository, database, branch, request);
 			    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name),
 			                  Value(snapshot.branch_name), TimestampFromMicros(snapshot.created_at_us)}};
 		    }
-		    auto snapshot = metadata.history.CreateSnapshot(catalog.database_name, catalog.branch_name, request);
+		    auto snapshot = metadata.history.CreateSnapshot(database, branch, request);
 		    // The snapshot is durable locally; an S3 database exports it now (a failure says it stays local).
-		    ExportDatabase(context, *catalog.repository, catalog.database_name, std::nullopt, progress);
+		    ExportDatabase(context, *repository, database, std::nullopt, progress);
 		    return Rows {{Value::BIGINT(snapshot.snapshot_id), OptionalText(snapshot.name), Value(snapshot.branch_name),
 		                  TimestampFromMicros(snapshot.created_at_us)}};
 	    },

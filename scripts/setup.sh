@@ -29,17 +29,24 @@ if ! "$VENV/bin/python" -c "import duckdb,sys; sys.exit(duckdb.__version__ != '$
   "$VENV/bin/pip" install -q "duckdb==$DUCKDB_VERSION" -r "$REPO_ROOT/requirements-dev.txt"
 fi
 
-# The review server (server/, importable as differential_server) and its locked dependencies.
-if ! "$VENV/bin/python" - "$REPO_ROOT/requirements-server.txt" <<'PY' 2>/dev/null
-import sys, importlib.metadata as md
-wanted = [l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
-for line in wanted:
-    name, version = line.split("==")
-    if md.version(name) != version:
-        sys.exit(1)
-import differential_server  # noqa: F401  (the editable install is in place)
+# Whether the venv's python ($1) has every `name==version` of the requirements file $2, and can import the module
+# $3 if one is named (an editable install in place).
+pins_satisfied() {
+  "$1" - "$2" "${3:-}" <<'PY' 2>/dev/null
+import importlib, sys, importlib.metadata as md
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line and not line.startswith("#"):
+        name, version = line.split("==")
+        if md.version(name) != version:
+            sys.exit(1)
+if sys.argv[2]:
+    importlib.import_module(sys.argv[2])
 PY
-then
+}
+
+# The review server (server/, importable as differential_server) and its locked dependencies.
+if ! pins_satisfied "$VENV/bin/python" "$REPO_ROOT/requirements-server.txt" differential_server; then
   log "installing the review server and its pinned dependencies into .venv"
   "$VENV/bin/pip" install -q -r "$REPO_ROOT/requirements-server.txt"
   "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$REPO_ROOT/server"
@@ -52,16 +59,7 @@ if [ ! -x "$DBT_VENV/bin/python" ]; then
   log "creating the dbt example's venv at examples/dbt/.venv"
   python3 -m venv "$DBT_VENV"
 fi
-if ! "$DBT_VENV/bin/python" - "$REPO_ROOT/examples/dbt/requirements.txt" <<'PY' 2>/dev/null
-import sys, importlib.metadata as md
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if line and not line.startswith("#"):
-        name, version = line.split("==")
-        if md.version(name) != version:
-            sys.exit(1)
-PY
-then
+if ! pins_satisfied "$DBT_VENV/bin/python" "$REPO_ROOT/examples/dbt/requirements.txt"; then
   log "installing dbt-core and dbt-duckdb (examples/dbt/requirements.txt) into examples/dbt/.venv"
   "$DBT_VENV/bin/pip" install -q -r "$REPO_ROOT/examples/dbt/requirements.txt"
 fi

@@ -8,7 +8,6 @@
 #include "functions/attached_catalog.hpp"
 #include "functions/merge_options.hpp"
 #include "functions/rows_function.hpp"
-#include "functions/s3_merge_publisher.hpp"
 #include "functions/sql_functions.hpp"
 #include "host/database_export.hpp"
 
@@ -64,7 +63,7 @@ static unique_ptr<FunctionData> BindMerge(ClientContext &context, TableFunctionB
 		    ReadSessionSettings(context, options);
 		    auto repository = CurrentRepository(context);
 		    // A single-writer S3 database publishes its merges in durable steps (docs/DURABILITY.md §13.9).
-		    options.publisher = S3MergePublisher(context, repository, database);
+		    options.publisher = OpenMergePublisher(context, repository, database);
 		    auto rows = ResultRow(run(context, *repository, options), request_id);
 		    // The merge's snapshot is published; an S3 database exports it now.
 		    ExportDatabase(context, *repository, database);

@@ -4,6 +4,7 @@
 
 #include "common/duckdb_logging.hpp"
 #include "common/errors.hpp"
+#include "export/s3_merge_publisher.hpp"
 #include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
 #include "repository/evicted_chunk_reader.hpp"
@@ -48,6 +49,19 @@ std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Reposito
 		EvictExported(repository, database);
 	}
 	return run;
+}
+
+std::shared_ptr<MergePublisher> OpenMergePublisher(duckdb::ClientContext &context,
+                                                   const std::shared_ptr<Repository> &repository,
+                                                   const std::string &database) {
+	auto data_path = repository->metadata->remote.DataPath(database);
+	if (!data_path || repository->metadata->shared.Settings(database).shared) {
+		return nullptr;
+	}
+	// Also opens the store for reading evicted inputs back (the export registers it).
+	ExportDatabase(context, *repository, database);
+	return MakeS3MergePublisher(repository, database, data_path->store_url,
+	                            OpenObjectStore(context, data_path->store_url));
 }
 
 } // namespace differential

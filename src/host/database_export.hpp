@@ -1,9 +1,10 @@
-// Exports of S3 databases from SQL: opens the DATA_PATH's object store with the session's credentials
-// and runs the export layer, with its events in duckdb_logs.
+// Exports of S3 databases from SQL, a merge's publication among them: opens the DATA_PATH's object store with the
+// session's credentials and runs the export layer, with its events in duckdb_logs.
 #pragma once
 
 #include "duckdb/main/client_context.hpp"
 #include "export/export_pending.hpp"
+#include "merge/merge_publisher.hpp"
 #include "repository/repository.hpp"
 
 #include <atomic>
@@ -20,5 +21,12 @@ namespace differential {
 std::optional<ExportRun> ExportDatabase(duckdb::ClientContext &context, Repository &repository,
                                         const std::string &database, std::optional<int64_t> up_to = std::nullopt,
                                         const std::shared_ptr<std::atomic<double>> &progress = nullptr);
+
+//! The publisher for a merge into `database`: none for a local database or a shared-writer one (whose
+//! heads move by their own protocol). Exports what is still pending first, so the heads the merge
+//! starts from are those of its inputs; a failure there changes nothing the merge would.
+std::shared_ptr<MergePublisher> OpenMergePublisher(duckdb::ClientContext &context,
+                                                   const std::shared_ptr<Repository> &repository,
+                                                   const std::string &database);
 
 } // namespace differential

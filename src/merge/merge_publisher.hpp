@@ -1,6 +1,6 @@
-// What a merge into an S3 database needs from the layers above it (functions/s3_merge_publisher.cpp
-// implements it over export/): the head it starts from, the export of the prepared result, and the
-// conditional head write with the reading that resolves an unknown outcome.
+// What a merge into an S3 database needs from the export layer, declared here so that merge/ knows nothing of S3
+// (export/s3_merge_publisher.cpp implements it): the head it starts from, the export of the prepared result, and
+// the conditional head write with the reading that resolves an unknown outcome.
 #pragma once
 
 #include "metadata/records.hpp"

@@ -1,12 +1,10 @@
 // A merge's remote steps through the export layer: the result is exported like a snapshot, the head is
 // moved from the exact version the merge started from, and every failure says the request's state.
-#include "functions/s3_merge_publisher.hpp"
+#include "export/s3_merge_publisher.hpp"
 
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "export/merge_export.hpp"
-#include "host/database_export.hpp"
-#include "host/object_store_access.hpp"
 #include "remote/export_format.hpp"
 #include "repository/evicted_chunk_reader.hpp"
 
@@ -133,17 +131,9 @@ private:
 
 } // namespace
 
-std::shared_ptr<MergePublisher> S3MergePublisher(duckdb::ClientContext &context,
-                                                 const std::shared_ptr<Repository> &repository,
-                                                 const std::string &database) {
-	auto data_path = repository->metadata->remote.DataPath(database);
-	if (!data_path || repository->metadata->shared.Settings(database).shared) {
-		return nullptr;
-	}
-	// Also opens the store for reading evicted inputs back (the export registers it).
-	ExportDatabase(context, *repository, database);
-	return std::make_shared<S3Publisher>(repository, database, data_path->store_url,
-	                                     OpenObjectStore(context, data_path->store_url));
+std::shared_ptr<MergePublisher> MakeS3MergePublisher(std::shared_ptr<Repository> repository, std::string database,
+                                                     std::string url, std::shared_ptr<ObjectStore> store) {
+	return std::make_shared<S3Publisher>(std::move(repository), std::move(database), std::move(url), std::move(store));
 }
 
 } // namespace differential

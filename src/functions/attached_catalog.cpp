@@ -36,6 +36,21 @@ DifferentialCatalog &AttachedDifferentialCatalog(ClientContext &context, const s
 	return *catalog;
 }
 
+std::string AttachedBranchName(ClientContext &context, const Repository &repository, const std::string &database,
+                               const std::string &branch, const std::string &use) {
+	for (auto &attached : DatabaseManager::Get(context).GetDatabases(context)) {
+		auto catalog = dynamic_cast<DifferentialCatalog *>(&attached->GetCatalog());
+		if (catalog && catalog->repository->root == repository.root && catalog->database_name == database &&
+		    catalog->branch_name == branch) {
+			return attached->GetName().GetIdentifierName();
+		}
+	}
+	Fail(ErrorCode::DATABASE_NOT_ATTACHED,
+	     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) +
+	         " is not attached in this session, so it has no working state here. Attach it first to " + use +
+	         ": ATTACH 'differential:" + database + "' AS " + database + " (BRANCH '" + branch + "').");
+}
+
 std::shared_ptr<Repository> CurrentRepository(ClientContext &context) {
 	auto root = RepositorySetting(context);
 	RequireRepositoryAccess(context, root);

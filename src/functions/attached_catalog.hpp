@@ -10,6 +10,10 @@ namespace differential {
 
 //! The attached differential database `name`; refuses names that are not attached or not ours.
 DifferentialCatalog &AttachedDifferentialCatalog(duckdb::ClientContext &context, const std::string &name);
+//! The name under which this session sees `branch` of `database` in `repository` attached as a branch (not a
+//! snapshot); refuses when it is not attached. `use` completes "attach it first to ...".
+std::string AttachedBranchName(duckdb::ClientContext &context, const Repository &repository,
+                               const std::string &database, const std::string &branch, const std::string &use);
 //! The repository named by SET differential_repository.
 std::shared_ptr<Repository> CurrentRepository(duckdb::ClientContext &context);
 //! `snapshot` when given, else the newest snapshot of the database's main branch; refuses a

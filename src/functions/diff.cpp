@@ -1,5 +1,6 @@
 // differential_diff(database, from, to, table): the row-level diff of one table between two versions
-// (snapshot ids or branch names), streamed from DuckDB's own result rather than collected first.
+// (snapshot ids, branch names, or '<branch>@working' for an attached branch's working state), streamed from
+// DuckDB's own result rather than collected first.
 // Unlike the other functions, bind reads both snapshots' definitions of the table: its columns are
 // typed by them.
 #include "common/names.hpp"
@@ -14,7 +15,7 @@ using namespace duckdb;
 
 struct DiffBindData : public TableFunctionData {
 	std::string repository, database, table;
-	int64_t from = -1, to = -1;
+	DiffVersion from, to;
 	vector<LogicalType> types;
 };
 
@@ -27,6 +28,28 @@ struct DiffState : public GlobalTableFunctionState {
 		return 1;
 	}
 };
+
+//! Names the working state: '@' is outside the name rule, so no branch name reads as one.
+static const std::string WORKING_SUFFIX = "@working";
+
+//! A version argument: '<branch>@working' is the branch's attachment in this session, read as it stands; any
+//! other value is a snapshot (ResolveDiffVersion).
+static DiffVersion ResolveVersion(ClientContext &context, const Repository &repository, const std::string &database,
+                                  const Value &version, const std::string &what) {
+	DiffVersion out;
+	if (!version.IsNull() && version.type().id() == LogicalTypeId::VARCHAR) {
+		auto text = version.ToString();
+		auto at = text.size() - WORKING_SUFFIX.size();
+		if (text.size() > WORKING_SUFFIX.size() && text.compare(at, std::string::npos, WORKING_SUFFIX) == 0) {
+			auto branch = text.substr(0, at);
+			ValidateName("branch", branch);
+			out.attached = AttachedBranchName(context, repository, database, branch, "diff its working state");
+			return out;
+		}
+	}
+	out.snapshot = ResolveDiffVersion(*repository.metadata, database, version, what);
+	return out;
+}
 
 static unique_ptr<FunctionData> BindDiff(ClientContext &context, TableFunctionBindInput &input,
                                          vector<LogicalType> &types, vector<Identifier> &names) {
@@ -41,8 +64,8 @@ static unique_ptr<FunctionData> BindDiff(ClientContext &context, TableFunctionBi
 		Fail(ErrorCode::DATABASE_NOT_FOUND, "Database " + QuoteName(data->database) +
 		                                        " does not exist. List databases with differential_databases().");
 	}
-	data->from = ResolveDiffVersion(metadata, data->database, input.inputs[1], "from");
-	data->to = ResolveDiffVersion(metadata, data->database, input.inputs[2], "to");
+	data->from = ResolveVersion(context, *repository, data->database, input.inputs[1], "from");
+	data->to = ResolveVersion(context, *repository, data->database, input.inputs[2], "to");
 	TableDiff diff(*context.db, data->repository, data->database, data->from, data->to, data->table);
 	data->types = diff.Types();
 	types = data->types;
@@ -58,11 +81,12 @@ static unique_ptr<GlobalTableFunctionState> InitDiff(ClientContext &context, Tab
 		auto state = make_uniq<DiffState>();
 		state->diff =
 		    std::make_unique<TableDiff>(*context.db, data.repository, data.database, data.from, data.to, data.table);
-		// Snapshots never change, so this holds unless the table's snapshot was replaced under the same
-		// id, which differential never does; a mismatch is our bug, not the caller's.
+		// Snapshots never change; a working state may: another connection altered the table between this
+		// query's bind and its run.
 		if (state->diff->Types() != data.types) {
-			Fail(ErrorCode::INTERNAL,
-			     "The table's definition changed between binding and running differential_diff. Run it again.");
+			Fail(ErrorCode::BRANCH_CHANGED, "The table " + QuoteName(data.table) +
+			                                    " changed its columns between binding and running differential_diff "
+			                                    "(a working state was altered meanwhile). Run the query again.");
 		}
 		state->stream = state->diff->Stream();
 		return std::move(state);

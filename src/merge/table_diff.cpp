@@ -51,25 +51,23 @@ static std::pair<std::string, std::string> SplitTableName(const std::string &tab
 	return {table.substr(0, dot), table.substr(dot + 1)};
 }
 
+std::string DiffVersion::Describe() const {
+	return attached.empty() ? "snapshot " + std::to_string(snapshot) : "the working state of " + QuoteName(attached);
+}
+
 TableDiff::TableDiff(duckdb::DatabaseInstance &instance, const std::string &repository_p, const std::string &database_p,
-                     int64_t from_snapshot, int64_t to_snapshot, const std::string &table)
+                     const DiffVersion &from_version, const DiffVersion &to_version, const std::string &table)
     : connection(std::make_unique<duckdb::Connection>(instance)), repository(repository_p), database(database_p) {
 	static std::atomic<int64_t> counter {0};
 	auto tag = std::to_string(getpid()) + "-" + std::to_string(++counter);
-	from_alias = "__diff_from@" + tag;
-	to_alias = "__diff_to@" + tag;
 	auto name = SplitTableName(table);
 	try {
-		Attach(from_alias, from_snapshot);
+		from_alias = Open("__diff_from@" + tag, from_version);
 		// DuckDB opens a database file once per instance: equal versions share one attachment.
-		if (to_snapshot == from_snapshot) {
-			to_alias = from_alias;
-		} else {
-			Attach(to_alias, to_snapshot);
-		}
+		to_alias = to_version == from_version ? from_alias : Open("__diff_to@" + tag, to_version);
 		from = ReadTable(from_alias, name.first, name.second);
 		to = ReadTable(to_alias, name.first, name.second);
-		CheckDiffable(table, from_snapshot, to_snapshot);
+		CheckDiffable(table, from_version, to_version);
 	} catch (...) {
 		// The destructor does not run for a constructor that throws: release the snapshots here.
 		DetachAll();
@@ -97,11 +95,12 @@ static const std::pair<std::string, std::string> *FindColumn(const DiffTable &ta
 	return nullptr;
 }
 
-void TableDiff::CheckDiffable(const std::string &table, int64_t from_snapshot, int64_t to_snapshot) const {
+void TableDiff::CheckDiffable(const std::string &table, const DiffVersion &from_version,
+                              const DiffVersion &to_version) const {
 	if (!from.present && !to.present) {
 		Fail(ErrorCode::TABLE_NOT_FOUND,
-		     "Neither snapshot " + std::to_string(from_snapshot) + " nor snapshot " + std::to_string(to_snapshot) +
-		         " of database " + QuoteName(database) + " has a table " + QuoteName(table) +
+		     "Neither " + from_version.Describe() + " nor " + to_version.Describe() + " of database " +
+		         QuoteName(database) + " has a table " + QuoteName(table) +
 		         ". Name it as table or schema.table; ATTACH a snapshot and run SHOW TABLES to list them.");
 	}
 	if (from.present && to.present && from.key != to.key) {
@@ -123,11 +122,15 @@ void TableDiff::CheckDiffable(const std::string &table, int64_t from_snapshot, i
 	}
 }
 
-void TableDiff::Attach(const std::string &alias, int64_t snapshot) {
+std::string TableDiff::Open(const std::string &alias, const DiffVersion &version) {
+	if (!version.attached.empty()) {
+		return version.attached;
+	}
 	RunSql(*connection, "ATTACH " + SqlLiteral("differential:" + database) + " AS " + SqlIdentifier(alias) +
-	                        " (SNAPSHOT " + std::to_string(snapshot) + ", READ_ONLY, REPOSITORY " +
+	                        " (SNAPSHOT " + std::to_string(version.snapshot) + ", READ_ONLY, REPOSITORY " +
 	                        SqlLiteral(repository) + ")");
 	attached.push_back(alias);
+	return alias;
 }
 
 DiffTable TableDiff::ReadTable(const std::string &alias, const std::string &schema, const std::string &table) {

@@ -24,6 +24,18 @@ namespace differential {
 int64_t ResolveDiffVersion(MetadataStore &metadata, const std::string &database, const duckdb::Value &version,
                            const std::string &what);
 
+//! A version a diff side reads: a snapshot (attached read-only for the diff), or a database this instance has
+//! attached, read as it stands (a branch's working state, committed but not yet a snapshot).
+struct DiffVersion {
+	int64_t snapshot = -1;
+	std::string attached;
+	//! "snapshot 3" or "the working state of `attached`", for messages.
+	std::string Describe() const;
+	bool operator==(const DiffVersion &other) const {
+		return snapshot == other.snapshot && attached == other.attached;
+	}
+};
+
 //! One side's table as the diff reads it; absent when the snapshot has no such table.
 struct DiffTable {
 	bool present = false;
@@ -36,10 +48,10 @@ struct DiffTable {
 
 class TableDiff {
 public:
-	//! Attaches both snapshots and reads the table on each side; refuses a table on neither side,
-	//! and a key that differs between them.
+	//! Attaches both snapshots (an attached version is read where it is) and reads the table on each side;
+	//! refuses a table on neither side, and a key that differs between them.
 	TableDiff(duckdb::DatabaseInstance &instance, const std::string &repository, const std::string &database,
-	          int64_t from, int64_t to, const std::string &table);
+	          const DiffVersion &from, const DiffVersion &to, const std::string &table);
 	~TableDiff();
 	TableDiff(const TableDiff &) = delete;
 	TableDiff &operator=(const TableDiff &) = delete;
@@ -52,9 +64,10 @@ public:
 
 private:
 	DiffTable ReadTable(const std::string &alias, const std::string &schema, const std::string &table);
-	void Attach(const std::string &alias, int64_t snapshot);
+	//! The name the statement reads `version` under: an attached one's own, else a snapshot attached as `alias`.
+	std::string Open(const std::string &alias, const DiffVersion &version);
 	void DetachAll();
-	void CheckDiffable(const std::string &table, int64_t from_snapshot, int64_t to_snapshot) const;
+	void CheckDiffable(const std::string &table, const DiffVersion &from_version, const DiffVersion &to_version) const;
 	std::string Sql() const;
 	std::string KeyedSql() const;
 	std::string WholeRowSql() const;

@@ -49,6 +49,8 @@ REFUSALS = [
     "CALL differential_recover_export('file:///nowhere/descriptors/0', 'restored')",
     "SELECT * FROM differential_diff('shop', 1, 99, 'items')",
     "SELECT * FROM differential_diff('shop', 1, 2, 'no_table')",
+    "SELECT * FROM differential_diff('shop', 'dev', 'dev@working', 'items')",
+    "SELECT * FROM differential_diff('shop', 'main@working', 'held@working', 'items')",
     "SELECT * FROM differential_merge_ancestry('shop', 1, 99)",
     "CALL differential_cleanup_remote_files('not a url')",
 ]

@@ -146,3 +146,70 @@ def test_the_repository_setting_is_needed(tmp_path):
     bare = connect()
     with pytest.raises(duckdb.Error, match=r"\[differential:repository_not_set\]"):
         bare.execute("SELECT * FROM differential_diff('db', 1, 2, 't')")
+
+
+def test_the_working_state_of_an_attached_branch(shop):
+    """'<branch>@working' is what `git diff` shows before a commit: writes since the branch's last snapshot."""
+    shop.execute("UPDATE shop.items SET price = 5 WHERE id = 1")
+    shop.execute("INSERT INTO shop.items VALUES (7, 'unsnapshotted', 2)")
+    shop.execute("CREATE TABLE shop.draft (k INTEGER PRIMARY KEY)")
+    shop.execute("INSERT INTO shop.draft VALUES (1)")
+    rows = shop.execute("SELECT kind, key.id, before.price, after.price FROM "
+                        "differential_diff('shop', 'main', 'main@working', 'items')").fetchall()
+    assert [(k, i, str(b), str(a)) for k, i, b, a in rows] == [("update", 1, "1.50", "5.00"),
+                                                                ("insert", 7, "None", "2.00")]
+    assert shop.execute("SELECT kind, key.k FROM differential_diff('shop', 3, 'main@working', 'draft')").fetchall() == [
+        ("insert", 1)]
+    # Reversed, and against itself.
+    assert [r[0] for r in shop.execute("SELECT kind FROM differential_diff('shop', 'main@working', 'main', 'items')"
+                                       ).fetchall()] == ["update", "delete"]
+    assert scalar(shop, "SELECT count(*) FROM differential_diff('shop', 'main@working', 'main@working', 'items')") == 0
+    # A snapshot makes the working state a version: main's new head equals it.
+    shop.execute("CALL differential_create_snapshot('shop')")
+    assert scalar(shop, "SELECT count(*) FROM differential_diff('shop', 'main', 'main@working', 'items')") == 0
+
+
+def test_the_working_state_is_found_by_branch_under_any_alias(shop):
+    shop.execute("ATTACH 'differential:shop' AS elsewhere (BRANCH 'fix')")
+    shop.execute("DELETE FROM elsewhere.items WHERE id = 10")
+    assert shop.execute("SELECT kind, key.id FROM differential_diff('shop', 'fix', 'fix@working', 'items')"
+                        ).fetchall() == [("delete", 10)]
+    # Two working states of one database side by side: main has id 6 and 4, fix has neither now.
+    rows = shop.execute("SELECT kind, key.id FROM differential_diff('shop', 'main@working', 'fix@working', 'items') "
+                        "WHERE kind = 'delete'").fetchall()
+    assert rows == [("delete", 4), ("delete", 6)]
+    assert scalar(shop, "SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE '__diff_%'") == 0
+
+
+def test_the_working_state_is_what_is_committed_when_the_query_starts(shop):
+    shop.execute("BEGIN")
+    shop.execute("INSERT INTO shop.items VALUES (8, 'open transaction', 1)")
+    assert scalar(shop, "SELECT count(*) FROM differential_diff('shop', 'main', 'main@working', 'items')") == 0
+    shop.execute("COMMIT")
+    assert shop.execute("SELECT kind, key.id FROM differential_diff('shop', 'main', 'main@working', 'items')"
+                        ).fetchall() == [("insert", 8)]
+    # Rows stream from one transaction: a write by another connection while they stream is not in them.
+    shop.execute("INSERT INTO shop.items SELECT 100 + i, 'bulk', 1 FROM range(5000) t(i)")
+    stream = shop.cursor()
+    stream.execute("SELECT key.id FROM differential_diff('shop', 'main', 'main@working', 'items')")
+    first = stream.fetchmany(10)
+    other = shop.cursor()
+    other.execute("DELETE FROM shop.items WHERE id >= 100")
+    assert len(first) + len(stream.fetchall()) == 5001
+    assert scalar(shop, "SELECT count(*) FROM differential_diff('shop', 'main', 'main@working', 'items')") == 1
+
+
+def test_a_working_state_not_attached_is_refused_and_changes_nothing(shop):
+    before = repository_state(shop)
+    message = refused(shop, "SELECT * FROM differential_diff('shop', 'fix', 'fix@working', 'items')",
+                      "database_not_attached")
+    assert "ATTACH 'differential:shop'" in message and "(BRANCH 'fix')" in message
+    refused(shop, "SELECT * FROM differential_diff('shop', 'main', 'gone@working', 'items')", "database_not_attached")
+    refused(shop, "SELECT * FROM differential_diff('shop', '../x@working', 1, 'items')", "invalid_name")
+    refused(shop, "SELECT * FROM differential_diff('shop', '@working', 1, 'items')", "invalid_name")
+    # A snapshot attachment of the branch is history, not its working state.
+    shop.execute("ATTACH 'differential:shop' AS fix_then (SNAPSHOT 2)")
+    refused(shop, "SELECT * FROM differential_diff('shop', 'fix', 'fix@working', 'items')", "database_not_attached")
+    shop.execute("DETACH fix_then")
+    assert repository_state(shop) == before
+    assert scalar(shop, "SELECT count(*) FROM duckdb_databases() WHERE database_name LIKE '__diff_%'") == 0

@@ -1,5 +1,5 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: demo serve test test-asan build unit bench format format-check check docs clean
+.PHONY: demo serve test test-asan build unit bench bench-tpch format format-check check docs clean
 
 demo:
 	bash scripts/demo.sh
@@ -18,6 +18,10 @@ build:
 
 bench:
 	bash scripts/bench.sh
+
+# TPC-H SF1 warm and cold against native DuckDB, alone: replaces its section of bench/RESULTS.md.
+bench-tpch:
+	bash scripts/bench.sh tpch
 
 format:
 	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i

@@ -1,6 +1,7 @@
 """Writes bench/RESULTS.md and bench/tpch_ratios.png from the JSON the benchmark drivers wrote
 (`report.py tpch.json [write.json [merge.json [history.json [readers.json]]]]`, or
-`report.py --history history.json` / `--merge merge.json` / `--readers readers.json` to replace only that section)."""
+`report.py --tpch tpch.json` / `--write write.json` / `--history history.json` / `--merge merge.json` /
+`--readers readers.json` to replace only that section)."""
 import json
 import pathlib
 import sys
@@ -315,53 +316,9 @@ def write_sections(write):
     return write_path, snapshots
 
 
-def splice_section(heading, section):
-    """Replaces (or appends before the chart) one section of the existing RESULTS.md."""
-    path = BENCH / "RESULTS.md"
-    text = path.read_text().split("\n")
-    if heading in text:
-        start = text.index(heading)
-        end = next((i for i in range(start + 1, len(text)) if text[i].startswith(("## ", "![per-query"))), len(text))
-        text[start:end] = section + [""]
-    else:
-        end = next((i for i, line in enumerate(text) if line.startswith("![per-query")), len(text))
-        text[end:end] = section + [""]
-    path.write_text("\n".join(text))
-    print(f"wrote the section {heading!r} of {path}")
-
-
-def splice_history(history):
-    """Replaces (or appends) the history section of the existing RESULTS.md, for a run of bench_history.py alone."""
-    splice_section(HISTORY_HEADING, history_lines(history))
-
-
-def main():
-    if sys.argv[1] == "--history":
-        splice_history(json.loads(pathlib.Path(sys.argv[2]).read_text()))
-        return
-    if sys.argv[1] == "--merge":
-        splice_section(MERGE_HEADING, merge_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
-        return
-    if sys.argv[1] == "--write":
-        for section in write_sections(json.loads(pathlib.Path(sys.argv[2]).read_text())):
-            splice_section(section[0], section)
-        return
-    if sys.argv[1] == "--readers":
-        splice_section(READERS_HEADING, readers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
-        return
-    tpch = json.loads(pathlib.Path(sys.argv[1]).read_text())
-    write = json.loads(pathlib.Path(sys.argv[2]).read_text()) if len(sys.argv) > 2 else None
-    merge = json.loads(pathlib.Path(sys.argv[3]).read_text()) if len(sys.argv) > 3 else None
-    history = json.loads(pathlib.Path(sys.argv[4]).read_text()) if len(sys.argv) > 4 else None
-    readers = json.loads(pathlib.Path(sys.argv[5]).read_text()) if len(sys.argv) > 5 else None
+def tpch_lines(tpch):
+    """The TPC-H section (bench/bench_tpch.py), every figure from that run's JSON."""
     lines = [
-        "# Benchmark results",
-        "",
-        "Written by `make bench`; every figure is measured side by side with native DuckDB in the same run.",
-        "",
-        f"- DuckDB {tpch['duckdb']} (the pinned wheel), {tpch['threads']} threads",
-        f"- Machine: {tpch['machine']}",
-        "",
         f"## TPC-H SF{tpch['sf']:g}, warm, Q1-Q22",
         "",
         f"Median of {tpch['runs']} runs per query after one warm-up; all 22 results hashed equal to native. Native "
@@ -393,6 +350,75 @@ def main():
     for q in tpch["queries"]:
         lines.append(f"| Q{q['query']} | {spread(q['native'])} | {spread(q['diff'])} | "
                      f"{q['diff']['median'] / q['native']['median']:.2f} |")
+    return lines
+
+
+def tpch_chart(tpch):
+    ratios = [q["diff"]["median"] / q["native"]["median"] for q in tpch["queries"]]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax.bar([f"Q{q['query']}" for q in tpch["queries"]], ratios, color="#3a6ea5")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylabel("differential / native (median)")
+    ax.set_title(f"TPC-H SF{tpch['sf']:g} warm, per-query ratio (sum of medians {tpch['ratio']:.3f})")
+    plt.xticks(rotation=60)
+    fig.tight_layout()
+    fig.savefig(BENCH / "tpch_ratios.png", dpi=110)
+
+
+def splice_section(heading, section):
+    """Replaces (or appends before the chart) one section of the existing RESULTS.md."""
+    path = BENCH / "RESULTS.md"
+    text = path.read_text().split("\n")
+    if heading in text:
+        start = text.index(heading)
+        end = next((i for i in range(start + 1, len(text)) if text[i].startswith(("## ", "![per-query"))), len(text))
+        text[start:end] = section + [""]
+    else:
+        end = next((i for i, line in enumerate(text) if line.startswith("![per-query")), len(text))
+        text[end:end] = section + [""]
+    path.write_text("\n".join(text))
+    print(f"wrote the section {heading!r} of {path}")
+
+
+def splice_history(history):
+    """Replaces (or appends) the history section of the existing RESULTS.md, for a run of bench_history.py alone."""
+    splice_section(HISTORY_HEADING, history_lines(history))
+
+
+def main():
+    if sys.argv[1] == "--history":
+        splice_history(json.loads(pathlib.Path(sys.argv[2]).read_text()))
+        return
+    if sys.argv[1] == "--merge":
+        splice_section(MERGE_HEADING, merge_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
+        return
+    if sys.argv[1] == "--write":
+        for section in write_sections(json.loads(pathlib.Path(sys.argv[2]).read_text())):
+            splice_section(section[0], section)
+        return
+    if sys.argv[1] == "--tpch":
+        tpch = json.loads(pathlib.Path(sys.argv[2]).read_text())
+        section = tpch_lines(tpch)
+        splice_section(section[0], section)
+        tpch_chart(tpch)
+        return
+    if sys.argv[1] == "--readers":
+        splice_section(READERS_HEADING, readers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
+        return
+    tpch = json.loads(pathlib.Path(sys.argv[1]).read_text())
+    write = json.loads(pathlib.Path(sys.argv[2]).read_text()) if len(sys.argv) > 2 else None
+    merge = json.loads(pathlib.Path(sys.argv[3]).read_text()) if len(sys.argv) > 3 else None
+    history = json.loads(pathlib.Path(sys.argv[4]).read_text()) if len(sys.argv) > 4 else None
+    readers = json.loads(pathlib.Path(sys.argv[5]).read_text()) if len(sys.argv) > 5 else None
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `make bench`; every figure is measured side by side with native DuckDB in the same run.",
+        "",
+        f"- DuckDB {tpch['duckdb']} (the pinned wheel), {tpch['threads']} threads",
+        f"- Machine: {tpch['machine']}",
+        "",
+    ] + tpch_lines(tpch)
     if write:
         write_path, snapshots = write_sections(write)
         lines += [""] + write_path + [""] + snapshots
@@ -405,15 +431,7 @@ def main():
     lines += ["", "![per-query ratio](tpch_ratios.png)", ""]
     (BENCH / "RESULTS.md").write_text("\n".join(lines))
 
-    ratios = [q["diff"]["median"] / q["native"]["median"] for q in tpch["queries"]]
-    fig, ax = plt.subplots(figsize=(10, 4))
-    ax.bar([f"Q{q['query']}" for q in tpch["queries"]], ratios, color="#3a6ea5")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_ylabel("differential / native (median)")
-    ax.set_title(f"TPC-H SF{tpch['sf']:g} warm, per-query ratio (sum of medians {tpch['ratio']:.3f})")
-    plt.xticks(rotation=60)
-    fig.tight_layout()
-    fig.savefig(BENCH / "tpch_ratios.png", dpi=110)
+    tpch_chart(tpch)
     print(f"wrote {BENCH / 'RESULTS.md'}")
 
 

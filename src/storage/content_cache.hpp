@@ -4,6 +4,9 @@
 
 #include "common/hash.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace differential {
@@ -18,6 +21,25 @@ public:
 	virtual bool Contains(const Hash256 &hash) = 0;
 	//! Offers bytes the caller has verified against `hash`; the cache may keep or drop them. Never throws.
 	virtual void Insert(const Hash256 &hash, const std::string &bytes) = 0;
+	//! True with bytes [skip, skip + take) of the object copied to `out` (zeros past its end) when held. Reads
+	//! of a file's chunks come here: the caches override it to copy the range alone, with no allocation.
+	virtual bool ReadRange(const Hash256 &hash, uint64_t skip, uint64_t take, uint8_t *out) {
+		std::string bytes;
+		if (!Lookup(hash, bytes)) {
+			return false;
+		}
+		CopyRange(bytes.data(), bytes.size(), skip, take, out);
+		return true;
+	}
+
+	//! Bytes [skip, skip + take) of an object of `size` bytes at `data`, zeros where the object ends first.
+	static void CopyRange(const char *data, uint64_t size, uint64_t skip, uint64_t take, uint8_t *out) {
+		uint64_t stored = size > skip ? std::min<uint64_t>(size - skip, take) : 0;
+		if (stored) {
+			std::memcpy(out, data + skip, stored);
+		}
+		std::memset(out + stored, 0, take - stored);
+	}
 };
 
 } // namespace differential

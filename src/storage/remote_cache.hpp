@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace differential {
 
@@ -20,6 +21,7 @@ public:
 	static constexpr uint64_t PROCESS_MEMORY_CACHE_BYTES = 64ULL << 20;
 
 	bool Lookup(const Hash256 &hash, std::string &out) override;
+	bool ReadRange(const Hash256 &hash, uint64_t skip, uint64_t take, uint8_t *out) override;
 	bool Contains(const Hash256 &hash) override;
 	void Insert(const Hash256 &hash, const std::string &bytes) override;
 	uint64_t Size();
@@ -34,8 +36,10 @@ private:
 	std::unordered_map<Hash256, std::list<Entry>::iterator, Hash256Hasher> entries;
 };
 
-//! `<dir>/objects/<2 hex>/<64 hex>`: one file per object, named by its SHA-256 and verified on every read
-//! (a file that does not match is deleted). `<dir>/cache.lock` is locked (flock) by every insertion and
+//! `<dir>/objects/<2 hex>/<64 hex>`: one file per object, named by its SHA-256: the object's bytes, then its
+//! CRC32C and a format tag, checked on every read (a file that does not match is deleted). Whole-object
+//! lookups (export metadata, which is parsed) also check the SHA-256; chunk reads, whose blocks DuckDB checks
+//! again, rely on the CRC. `<dir>/cache.lock` is locked (flock) by every insertion and
 //! holds the bytes accounted to `objects/`; an insertion that would take the total past the bound first
 //! evicts the least recently used files (by modification time, which a hit refreshes). The accounted total
 //! is never below the real one (it is raised before a file appears and lowered after files go), so the
@@ -51,6 +55,7 @@ public:
 	static std::shared_ptr<DiskContentCache> Open(const std::string &directory, uint64_t bound_bytes);
 
 	bool Lookup(const Hash256 &hash, std::string &out) override;
+	bool ReadRange(const Hash256 &hash, uint64_t skip, uint64_t take, uint8_t *out) override;
 	bool Contains(const Hash256 &hash) override;
 	void Insert(const Hash256 &hash, const std::string &bytes) override;
 	void SetBound(uint64_t bound_bytes);
@@ -62,6 +67,10 @@ public:
 
 private:
 	std::string ObjectPath(const Hash256 &hash) const;
+	//! The file of `hash` into `buffer` (grown, never shrunk), its trailer checked; `payload` is the object's
+	//! length. A file that fails the check is deleted.
+	bool ReadFile(const Hash256 &hash, std::vector<char> &buffer, size_t &payload);
+	void Discard(const std::string &path);
 	uint64_t ReadAccountedLocked();
 	void WriteAccountedLocked(uint64_t bytes);
 	//! Deletes least recently used files until `needed` more bytes fit; returns the new total.
@@ -74,11 +83,13 @@ private:
 	uint64_t bound;
 };
 
-//! Memory first, then disk (when there is one); a disk hit is also kept in memory.
+//! Memory first, then disk (when there is one); a disk hit found by Lookup is also kept in memory, one found
+//! by ReadRange is not (see there).
 class RemoteCache : public ContentCache {
 public:
 	RemoteCache(std::shared_ptr<MemoryContentCache> memory, std::shared_ptr<DiskContentCache> disk);
 	bool Lookup(const Hash256 &hash, std::string &out) override;
+	bool ReadRange(const Hash256 &hash, uint64_t skip, uint64_t take, uint8_t *out) override;
 	bool Contains(const Hash256 &hash) override;
 	void Insert(const Hash256 &hash, const std::string &bytes) override;
 

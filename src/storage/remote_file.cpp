@@ -53,11 +53,11 @@ std::vector<uint64_t> RemoteImageFile::ReadAhead(const Hash256 &pack, uint64_t b
 }
 
 void RemoteImageFile::CopyPiece(const Piece &piece, const std::string &bytes) {
-	uint64_t stored = bytes.size() > piece.skip ? std::min<uint64_t>(bytes.size() - piece.skip, piece.take) : 0;
-	if (stored) {
-		std::memcpy(piece.out, bytes.data() + piece.skip, stored);
-	}
-	std::memset(piece.out + stored, 0, piece.take - stored);
+	ContentCache::CopyRange(bytes.data(), bytes.size(), piece.skip, piece.take, piece.out);
+}
+
+bool RemoteImageFile::ReadCached(const Piece &piece) {
+	return cache->ReadRange(image.chunks[piece.index].chunk, piece.skip, piece.take, piece.out);
 }
 
 uint64_t RemoteImageFile::ReadWal(void *buffer, uint64_t size, uint64_t offset) const {
@@ -77,7 +77,6 @@ uint64_t RemoteImageFile::Read(void *buffer, uint64_t size, uint64_t offset) {
 	size = std::min(size, length - offset);
 	auto out = static_cast<uint8_t *>(buffer);
 	std::vector<Piece> missing;
-	std::string bytes;
 	for (uint64_t index = ChunkIndexOf(offset);; index++) {
 		auto chunk_begin = ChunkStart(index);
 		auto begin = std::max(offset, chunk_begin);
@@ -99,9 +98,7 @@ uint64_t RemoteImageFile::Read(void *buffer, uint64_t size, uint64_t offset) {
 		auto &chunk = image.chunks[index];
 		if (chunk.IsHole()) {
 			std::memset(piece.out, 0, piece.take);
-		} else if (cache->Lookup(chunk.chunk, bytes)) {
-			CopyPiece(piece, bytes);
-		} else {
+		} else if (!ReadCached(piece)) {
 			missing.push_back(piece);
 		}
 	}
@@ -154,16 +151,13 @@ void RemoteImageFile::FetchMissing(std::vector<Piece> &missing) {
 		FetchRuns(mine, claimed);
 	}
 	std::vector<Piece> again;
-	std::string bytes;
 	for (auto &piece : waiting) {
 		auto &hash = image.chunks[piece.index].chunk;
 		{
 			std::unique_lock<std::mutex> guard(flight_lock);
 			flight_done.wait(guard, [&]() { return !in_flight.count(hash); });
 		}
-		if (cache->Lookup(hash, bytes)) {
-			CopyPiece(piece, bytes);
-		} else {
+		if (!ReadCached(piece)) {
 			// The other fetch failed (or the chunk was evicted since): fetch it here, and meet its refusal.
 			again.push_back(piece);
 		}

@@ -67,6 +67,8 @@ private:
 	};
 	//! Copies a piece out of the chunk's stored bytes; past their end (inside the file) reads as zeros.
 	static void CopyPiece(const Piece &piece, const std::string &bytes);
+	//! The piece from the cache, copied straight to its place; false when the cache does not hold its chunk.
+	bool ReadCached(const Piece &piece);
 	using HashSet = std::unordered_set<Hash256, Hash256Hasher>;
 	//! Fetches the pieces' chunks, one ranged GET per run of chunks that lie back to back in one pack. A
 	//! chunk another thread is fetching already is waited for instead (single flight), then read from the

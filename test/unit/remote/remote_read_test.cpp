@@ -253,6 +253,11 @@ static void Corrupt(const std::string &path, uint64_t offset) {
 	stream.put(static_cast<char>(c ^ 1));
 }
 
+static std::string CachedFile(const std::string &cache, const Hash256 &hash) {
+	auto hex = HashToHex(hash);
+	return cache + "/objects/" + hex.substr(0, 2) + "/" + hex;
+}
+
 TEST(RemoteRead, DamagedOrMissingPacksAreRefused) {
 	Fixture f;
 	auto remote = f.Open();
@@ -313,13 +318,55 @@ TEST(RemoteDiskCache, VerifiesWhatItReadsBack) {
 	std::string out;
 	ASSERT_TRUE(cache.Lookup(hash, out));
 	EXPECT_EQ(out, bytes);
-	auto hex = HashToHex(hash);
-	Corrupt(dir.path + "/cache/objects/" + hex.substr(0, 2) + "/" + hex, 10);
+	Corrupt(CachedFile(dir.path + "/cache", hash), 10);
 	EXPECT_FALSE(cache.Lookup(hash, out));
 	// The damaged file is gone; the next insertion writes it again.
 	EXPECT_EQ(cache.MeasureSize(), 0u);
 	cache.Insert(hash, bytes);
 	EXPECT_TRUE(cache.Lookup(hash, out));
+}
+
+TEST(RemoteDiskCache, ARangeReadCopiesTheRangeAndChecksTheFile) {
+	TempDir dir;
+	DiskContentCache cache(dir.path + "/cache", 1 << 20);
+	auto bytes = Bytes(2, 5000);
+	auto hash = Sha256(bytes.data(), bytes.size());
+	cache.Insert(hash, bytes);
+	std::string out(300, 'x');
+	ASSERT_TRUE(cache.ReadRange(hash, 100, 200, reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(out.substr(0, 200), bytes.substr(100, 200));
+	EXPECT_EQ(out.substr(200), std::string(100, 'x'));
+	// Past the object's end the range reads as zeros, as a chunk stored shorter than its place does.
+	ASSERT_TRUE(cache.ReadRange(hash, 4900, 300, reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(out.substr(0, 100), bytes.substr(4900));
+	EXPECT_EQ(out.substr(100), std::string(200, '\0'));
+	// The file is the object, its CRC32C and the format tag: one flipped bit anywhere fails the read.
+	EXPECT_EQ(cache.MeasureSize(), bytes.size() + 8);
+	Corrupt(CachedFile(dir.path + "/cache", hash), 4999);
+	EXPECT_FALSE(cache.ReadRange(hash, 0, 10, reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(cache.MeasureSize(), 0u);
+	// The memory cache answers ranges the same way.
+	MemoryContentCache memory(1 << 20);
+	memory.Insert(hash, bytes);
+	ASSERT_TRUE(memory.ReadRange(hash, 4990, 20, reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(out.substr(0, 20), bytes.substr(4990) + std::string(10, '\0'));
+}
+
+TEST(RemoteDiskCache, AFileOfTheOlderFormatIsFetchedAgain) {
+	TempDir dir;
+	DiskContentCache cache(dir.path + "/cache", 1 << 20);
+	auto bytes = Bytes(3, 1000);
+	auto hash = Sha256(bytes.data(), bytes.size());
+	// What an older build wrote: the object alone, which still hashes to its name.
+	auto path = CachedFile(dir.path + "/cache", hash);
+	mkdir(path.substr(0, path.rfind('/')).c_str(), 0755);
+	std::ofstream(path, std::ios::binary) << bytes;
+	std::string out;
+	EXPECT_FALSE(cache.Lookup(hash, out));
+	EXPECT_NE(access(path.c_str(), F_OK), 0);
+	cache.Insert(hash, bytes);
+	ASSERT_TRUE(cache.Lookup(hash, out));
+	EXPECT_EQ(out, bytes);
 }
 
 TEST(RemoteDiskCache, TheBoundHoldsAcrossProcesses) {

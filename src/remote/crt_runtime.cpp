@@ -63,14 +63,26 @@ static CrtRuntime *Start() {
 	// The bootstrap holds references to both.
 	aws_host_resolver_release(resolver);
 	aws_event_loop_group_release(loops);
-	runtime->tls_options = MakeTlsOptions(runtime->allocator, "");
 	return runtime;
 }
 
-CrtRuntime &CrtRuntime::Get() {
+static std::mutex &RuntimeLock() {
 	static std::mutex lock;
+	return lock;
+}
+
+aws_tls_connection_options *CrtRuntime::DefaultTlsOptions() {
+	std::lock_guard<std::mutex> guard(RuntimeLock());
+	if (!tls_tried) {
+		tls_options = MakeTlsOptions(allocator, "");
+		tls_tried = true;
+	}
+	return tls_options;
+}
+
+CrtRuntime &CrtRuntime::Get() {
 	static CrtRuntime *runtime = nullptr;
-	std::lock_guard<std::mutex> guard(lock);
+	std::lock_guard<std::mutex> guard(RuntimeLock());
 	if (!runtime) {
 		runtime = Start(); // a failure throws and leaves it unset, so a later call tries again
 	}

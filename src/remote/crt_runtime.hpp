@@ -15,11 +15,17 @@ namespace differential {
 struct CrtRuntime {
 	aws_allocator *allocator = nullptr;
 	aws_client_bootstrap *bootstrap = nullptr;
-	//! Null when the TLS context could not be made (no usable CA store); https clients then refuse to start.
-	aws_tls_connection_options *tls_options = nullptr;
 
 	//! Throws a DifferentialError when the CRT cannot be started (no threads, no DNS resolver).
 	static CrtRuntime &Get();
+	//! The TLS options trusting the system's CAs, made on the first https client: reading and parsing the CA
+	//! store is most of what starting the CRT costs a fresh process, and a plain-http endpoint never needs it.
+	//! Null when they cannot be made (no usable CA store); https clients then refuse to start.
+	aws_tls_connection_options *DefaultTlsOptions();
+
+private:
+	bool tls_tried = false;
+	aws_tls_connection_options *tls_options = nullptr;
 };
 
 //! New TLS connection options that trust the CAs in `ca_file` (PEM) instead of the system's, or the

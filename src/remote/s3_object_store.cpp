@@ -272,7 +272,7 @@ S3ObjectStore::S3ObjectStore(S3Location location_p, S3Credentials credentials_p,
 			     "Cannot use the CA file " + tuning.ca_file + " for S3: " + aws_error_name(aws_last_error()) + ".");
 		}
 	}
-	auto tls_options = own_tls ? own_tls.get() : runtime.tls_options;
+	auto tls_options = own_tls ? own_tls.get() : credentials.use_ssl ? runtime.DefaultTlsOptions() : nullptr;
 	if (credentials.use_ssl && !tls_options) {
 		Fail(ErrorCode::S3_CLIENT_ERROR,
 		     "Cannot set up TLS for S3 (no usable CA certificates?). Install ca-certificates.");

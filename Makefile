@@ -24,7 +24,7 @@ bench-tpch:
 	bash scripts/bench.sh tpch
 
 format:
-	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+	find src test/unit test/extensions shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
 
 check:
 	python3 scripts/check_layers.py
@@ -33,7 +33,7 @@ check:
 	bash scripts/check_python.sh
 
 format-check:
-	find src test/unit shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
+	find src test/unit test/extensions shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
 # Regenerates the lists in docs/ that the code defines (a test fails when they drift).
 docs:

@@ -58,6 +58,10 @@ for t in "${targets[@]}"; do
       mkdir -p "$(dirname "$TESTING_EXTENSION_OUT")"
       cp "$DUCKDB_BUILD/extension/differential/differential_testing.duckdb_extension" "$TESTING_EXTENSION_OUT"
       log "built $TESTING_EXTENSION_OUT (the testing build: test switches compiled in)"
+      # The httpfs stand-in the coexistence tests load (CMakeLists.txt builds it with the testing extension).
+      mkdir -p "$(dirname "$HTTPFS_STANDIN_OUT")"
+      cp "$DUCKDB_BUILD/extension/differential/differential_httpfs_standin.duckdb_extension" "$HTTPFS_STANDIN_OUT"
+      log "built $HTTPFS_STANDIN_OUT (a stand-in for httpfs: its s3 secret type only)"
       ;;
     differential_shell)
       mkdir -p "$(dirname "$SHELL_OUT")"

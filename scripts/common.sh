@@ -22,6 +22,8 @@ EXTENSION_OUT="$REPO_ROOT/build/$FLAVOR/differential.duckdb_extension"
 # sanitized flavour is always a testing build, so its one extension is build/asan/'s.
 if [ "$FLAVOR" = asan ]; then TESTING_EXTENSION_OUT="$EXTENSION_OUT"
 else TESTING_EXTENSION_OUT="$REPO_ROOT/build/testing/differential.duckdb_extension"; fi
+# The stand-in for httpfs built with the testing extension (test/extensions/httpfs_standin.cpp).
+HTTPFS_STANDIN_OUT="$(dirname "$TESTING_EXTENSION_OUT")/httpfs/httpfs.duckdb_extension"
 REPOSITORY_OUT="$REPO_ROOT/build/repository"                 # a DuckDB extension repository: INSTALL ... FROM it
 SHELL_OUT="$REPO_ROOT/build/$FLAVOR/duckdb"                  # the CLI, built against the same DuckDB library
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"

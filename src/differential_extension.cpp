@@ -10,7 +10,7 @@
 #include "functions/function_access.hpp"
 #include "functions/sql_functions.hpp"
 #include "host/access_rules.hpp"
-#include "host/object_store_access.hpp"
+#include "host/s3_secret_type.hpp"
 #include "host/session_settings.hpp"
 #include "replication/wal_shipper.hpp"
 #include "repository/repository.hpp"
@@ -135,7 +135,8 @@ static void LoadInternal(ExtensionLoader &loader) {
 	FileSystem::GetFileSystem(instance).RegisterSubSystem(make_uniq<differential::DiffFileSystem>(
 	    [](const std::string &root) { return differential::OpenRepository(root)->storage; }, &instance));
 	StorageExtension::Register(config, "differential", differential::CreateDifferentialStorageExtension());
-	differential::RegisterS3SecretType(loader);
+	// Nothing registered now: httpfs may still load after us (host/s3_secret_type.hpp).
+	differential::InstallS3SecretType(instance);
 	config.AddExtensionOption("differential_repository",
 	                          "Absolute path of the differential repository that holds the databases",
 	                          LogicalType::VARCHAR, Value(), CheckRepositorySetting, SetScope::GLOBAL);

@@ -5,8 +5,6 @@
 #include "common/errors.hpp"
 #include "common/hash.hpp"
 #include "duckdb/catalog/catalog_transaction.hpp"
-#include "duckdb/main/database.hpp"
-#include "duckdb/main/extension_helper.hpp"
 #include "duckdb/main/secret/secret.hpp"
 #include "duckdb/main/secret/secret_manager.hpp"
 #include "export/data_path.hpp"
@@ -20,68 +18,6 @@
 namespace differential {
 
 using namespace duckdb;
-
-static const char *const S3_SECRET_KEYS[] = {"key_id", "secret", "session_token", "region", "endpoint", "url_style"};
-
-static unique_ptr<BaseSecret> CreateS3Secret(ClientContext &, CreateSecretInput &input) {
-	auto scope = input.scope;
-	if (scope.empty()) {
-		scope.push_back("s3://");
-	}
-	auto secret = make_uniq<KeyValueSecret>(scope, input.type, input.provider, input.name);
-	for (auto key : S3_SECRET_KEYS) {
-		secret->TrySetValue(key, input);
-	}
-	secret->TrySetValue("use_ssl", input);
-	secret->redact_keys = {"secret", "session_token"};
-	if (input.provider.GetIdentifierName() == "credential_chain" && secret->secret_map.count("key_id")) {
-		Fail(ErrorCode::INVALID_SECRET,
-		     "A TYPE s3 secret with PROVIDER credential_chain takes its keys from the AWS credential chain; remove "
-		     "KEY_ID and SECRET, or use PROVIDER config.");
-	}
-	return std::move(secret);
-}
-
-static CreateSecretFunction S3SecretFunction(const std::string &provider) {
-	CreateSecretFunction function;
-	function.secret_type = "s3";
-	function.provider = Identifier(provider);
-	function.function = CreateS3Secret;
-	for (auto key : S3_SECRET_KEYS) {
-		function.named_parameters[key] = LogicalType::VARCHAR;
-	}
-	function.named_parameters["use_ssl"] = LogicalType::BOOLEAN;
-	return function;
-}
-
-//! httpfs registers the same type on load; if it is installed, let DuckDB autoload it for `TYPE s3`.
-static bool HttpfsProvidesS3(DatabaseInstance &db) {
-	if (db.ExtensionIsLoaded("httpfs")) {
-		return true;
-	}
-	auto &fs = FileSystem::GetFileSystem(db);
-	for (auto &directory : ExtensionHelper::GetExtensionDirectoryPath(db, fs)) {
-		if (fs.FileExists(fs.JoinPath(directory, "httpfs.duckdb_extension"))) {
-			return true;
-		}
-	}
-	return false;
-}
-
-void RegisterS3SecretType(ExtensionLoader &loader) {
-	auto &db = loader.GetDatabaseInstance();
-	if (HttpfsProvidesS3(db)) {
-		return;
-	}
-	SecretType type;
-	type.name = "s3";
-	type.deserializer = KeyValueSecret::Deserialize<KeyValueSecret>;
-	type.default_provider = "config";
-	type.extension = "differential";
-	loader.RegisterSecretType(type);
-	loader.RegisterFunction(S3SecretFunction("config"));
-	loader.RegisterFunction(S3SecretFunction("credential_chain"));
-}
 
 static std::string SecretText(const KeyValueSecret &secret, const char *key) {
 	Value value;

@@ -29,15 +29,26 @@ def child_env(**values):
     return env
 
 
-def connect(repository=None):
-    """A fresh DuckDB instance with the extension loaded and, if given, the repository set."""
+# The stand-in for httpfs that the build puts beside the testing extension (test/extensions/httpfs_standin.cpp).
+HTTPFS_STANDIN = EXTENSION.parent / "httpfs" / "httpfs.duckdb_extension"
+
+
+def connect(repository=None, load=True, **settings):
+    """A fresh DuckDB instance with the extension loaded and, if given, the repository set (with load false: neither,
+    for a test that loads another extension first); settings are more DuckDB options for the instance."""
+    # autoinstall_known_extensions off: with DuckDB's default, the first CREATE SECRET (TYPE s3 …) of each instance
+    # makes DuckDB download httpfs, which provides that type in the official builds, before differential registers
+    # its own: a failed connection attempt per test here (no network), a test against a downloaded httpfs elsewhere.
+    # test/python/s3/test_httpfs_coexistence.py runs the default once (test_default_settings_fall_back_to_ours).
+    config = {"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false", **settings}
+    con = duckdb.connect(config=config)
     # No progress bar on stdout: subprocess tests read their results from stdout, and a loaded machine
     # makes queries slow enough for DuckDB to start drawing it (progress is still tracked).
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute("SET enable_progress_bar_print = false")
-    con.execute(f"LOAD '{EXTENSION}'")
-    if repository is not None:
-        con.execute(f"SET differential_repository = '{repository}'")
+    if load:
+        con.execute(f"LOAD '{EXTENSION}'")
+        if repository is not None:
+            con.execute(f"SET differential_repository = '{repository}'")
     return con
 
 

@@ -4,6 +4,7 @@
 // Unlike the other functions, bind reads both snapshots' definitions of the table: its columns are
 // typed by them.
 #include "common/names.hpp"
+#include "duckdb/common/string_util.hpp"
 #include "functions/attached_catalog.hpp"
 #include "functions/rows_function.hpp"
 #include "functions/sql_functions.hpp"
@@ -37,15 +38,13 @@ static const std::string WORKING_SUFFIX = "@working";
 static DiffVersion ResolveVersion(ClientContext &context, const Repository &repository, const std::string &database,
                                   const Value &version, const std::string &what) {
 	DiffVersion out;
-	if (!version.IsNull() && version.type().id() == LogicalTypeId::VARCHAR) {
+	if (!version.IsNull() && version.type().id() == LogicalTypeId::VARCHAR &&
+	    StringUtil::EndsWith(version.ToString(), WORKING_SUFFIX)) {
 		auto text = version.ToString();
-		auto at = text.size() - WORKING_SUFFIX.size();
-		if (text.size() > WORKING_SUFFIX.size() && text.compare(at, std::string::npos, WORKING_SUFFIX) == 0) {
-			auto branch = text.substr(0, at);
-			ValidateName("branch", branch);
-			out.attached = AttachedBranchName(context, repository, database, branch, "diff its working state");
-			return out;
-		}
+		auto branch = text.substr(0, text.size() - WORKING_SUFFIX.size());
+		ValidateName("branch", branch);
+		out.attached = AttachedBranchName(context, repository, database, branch, "diff its working state");
+		return out;
 	}
 	out.snapshot = ResolveDiffVersion(*repository.metadata, database, version, what);
 	return out;

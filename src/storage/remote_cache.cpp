@@ -139,11 +139,10 @@ std::string DiskContentCache::ObjectPath(const Hash256 &hash) const {
 static constexpr char TRAILER_TAG[4] = {'d', 'f', 'c', '1'};
 static constexpr size_t TRAILER_SIZE = 8;
 
+// Stored as the segment files store their CRCs: copied in host order, little-endian on every platform we build for.
 static void EncodeTrailer(const std::string &bytes, char *trailer) {
 	auto crc = Crc32c(bytes.data(), bytes.size());
-	for (int i = 0; i < 4; i++) {
-		trailer[i] = static_cast<char>((crc >> (8 * i)) & 0xff);
-	}
+	std::memcpy(trailer, &crc, 4);
 	std::memcpy(trailer + 4, TRAILER_TAG, 4);
 }
 
@@ -151,10 +150,8 @@ static bool TrailerMatches(const char *file, size_t size) {
 	if (size < TRAILER_SIZE || std::memcmp(file + size - 4, TRAILER_TAG, 4) != 0) {
 		return false;
 	}
-	uint32_t stored = 0;
-	for (int i = 0; i < 4; i++) {
-		stored |= static_cast<uint32_t>(static_cast<uint8_t>(file[size - TRAILER_SIZE + i])) << (8 * i);
-	}
+	uint32_t stored;
+	std::memcpy(&stored, file + size - TRAILER_SIZE, 4);
 	return Crc32c(file, size - TRAILER_SIZE) == stored;
 }
 

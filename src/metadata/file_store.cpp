@@ -3,6 +3,7 @@
 #include "metadata/file_store.hpp"
 
 #include "common/errors.hpp"
+#include "common/names.hpp"
 #include "common/process_identity.hpp"
 #include "metadata/lookups.hpp"
 #include "metadata/sqlite.hpp"
@@ -28,6 +29,41 @@ static constexpr const char *UPSERT_BRANCH_FILE =
 
 static int64_t RequireFileBranch(MetadataSession &session, const FileAddress &file) {
 	return RequireBranchId(session, file.database, file.branch);
+}
+
+//! Writes a publication's branch_files row (a ranged file has no root) and returns the branch's id.
+//! A handle that published before updates its row in place by the id it kept: one statement, no lookup. Finding no
+//! row there (the file's first publication, or a removed file written again) it looks the branch up by name, and
+//! refuses when the name now stands for another branch, which the writer's branch lock should have made impossible.
+static int64_t PublishBranchFile(MetadataSession &session, const FileAddress &file, PublishedState &state,
+                                 std::optional<int64_t> root_id, uint64_t length) {
+	auto &db = session.db;
+	if (state.branch_id >= 0) {
+		auto update = db.Prepare("UPDATE branch_files SET root_id = ?, length = ? WHERE branch_id = ? AND file_name = ?");
+		update.Bind(1, root_id)
+		    .Bind(2, static_cast<int64_t>(length))
+		    .Bind(3, state.branch_id)
+		    .Bind(4, file.file_name)
+		    .Run();
+		if (db.Changes() == 1) {
+			return state.branch_id;
+		}
+	}
+	auto branch_id = RequireFileBranch(session, file);
+	if (state.branch_id >= 0 && branch_id != state.branch_id) {
+		Fail(ErrorCode::BRANCH_NOT_FOUND, "Branch " + QuoteName(file.branch) + " of database " +
+		                                      QuoteName(file.database) +
+		                                      " was dropped and created again while this process had it open; "
+		                                      "nothing was published. Detach it and attach it again.");
+	}
+	db.Prepare(UPSERT_BRANCH_FILE)
+	    .Bind(1, branch_id)
+	    .Bind(2, file.file_name)
+	    .Bind(3, root_id)
+	    .Bind(4, static_cast<int64_t>(length))
+	    .Run();
+	state.branch_id = branch_id;
+	return branch_id;
 }
 
 static bool LoadSnapshotFile(MetadataSession &session, const FileAddress &file, StoredFile &out) {
@@ -209,12 +245,11 @@ static void InsertChunksAndPages(SqliteDatabase &db, const std::vector<NewIndexP
 	}
 }
 
-void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
-                               const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
-                               const FilePin &publisher_pin) {
+void FileStore::PublishChunked(const FileAddress &file, PublishedState &state, uint64_t length,
+                               const std::vector<Hash256> &pages, const std::vector<NewIndexPage> &new_pages,
+                               const std::vector<NewChunk> &new_chunks, const FilePin &publisher_pin) {
 	core.RunGrouped([&](MetadataSession &session) {
 		auto &db = session.db;
-		auto branch_id = RequireFileBranch(session, file);
 		InsertChunksAndPages(db, new_pages, new_chunks);
 		auto blob = JoinHashes(pages.data(), pages.size());
 		db.Prepare("INSERT INTO roots(file_length, pages) VALUES (?, ?)")
@@ -222,28 +257,26 @@ void FileStore::PublishChunked(const FileAddress &file, uint64_t length, const s
 		    .BindBlob(2, blob.data(), blob.size())
 		    .Run();
 		auto root_id = db.LastInsertRowId();
-		db.Prepare(UPSERT_BRANCH_FILE)
-		    .Bind(1, branch_id)
-		    .Bind(2, file.file_name)
-		    .Bind(3, root_id)
-		    .Bind(4, static_cast<int64_t>(length))
-		    .Run();
+		PublishBranchFile(session, file, state, root_id, length);
 		if (publisher_pin.kind == PinKind::WRITER) {
 			db.Prepare("UPDATE pins SET root_id = ? WHERE pin_id = ?").Bind(1, root_id).Bind(2, publisher_pin.id).Run();
 		}
 	});
 }
 
-void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
+void FileStore::PublishRanged(const FileAddress &file, PublishedState &state, uint64_t length, uint64_t kept_extents,
                               const std::vector<RangeExtent> &new_extents) {
 	core.RunGrouped([&](MetadataSession &session) {
 		auto &db = session.db;
-		auto branch_id = RequireFileBranch(session, file);
-		db.Prepare("DELETE FROM file_extents WHERE branch_id = ? AND file_name = ? AND seq >= ?")
-		    .Bind(1, branch_id)
-		    .Bind(2, file.file_name)
-		    .Bind(3, static_cast<int64_t>(kept_extents))
-		    .Run();
+		auto branch_id = PublishBranchFile(session, file, state, std::nullopt, length);
+		// Only a truncation leaves stored extents past the kept ones; an append, every commit's case, has none.
+		if (state.stored_extents > kept_extents) {
+			db.Prepare("DELETE FROM file_extents WHERE branch_id = ? AND file_name = ? AND seq >= ?")
+			    .Bind(1, branch_id)
+			    .Bind(2, file.file_name)
+			    .Bind(3, static_cast<int64_t>(kept_extents))
+			    .Run();
+		}
 		auto ext = db.Prepare("INSERT INTO file_extents(branch_id, file_name, seq, segment_id, payload_offset, length, "
 		                      "crc32c, inline_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
 		for (size_t i = 0; i < new_extents.size(); i++) {
@@ -264,13 +297,9 @@ void FileStore::PublishRanged(const FileAddress &file, uint64_t length, uint64_t
 			}
 			ext.Run();
 		}
-		db.Prepare(UPSERT_BRANCH_FILE)
-		    .Bind(1, branch_id)
-		    .Bind(2, file.file_name)
-		    .BindNull(3)
-		    .Bind(4, static_cast<int64_t>(length))
-		    .Run();
 	});
+	// Set only once the transaction is in: a failed group leaves the catalog, and so the count, as they were.
+	state.stored_extents = kept_extents + new_extents.size();
 }
 
 void FileStore::RemoveFile(const FileAddress &file) {

@@ -248,7 +248,7 @@ void ChunkedFile::PublishLocked() {
 			new_chunks.push_back({chunks[index].hash, chunks[index].location});
 		}
 	}
-	storage->catalog->PublishChunked(address, length, pages, new_pages, new_chunks, pin);
+	storage->catalog->PublishChunked(address, published, length, pages, new_pages, new_chunks, pin);
 	dirty_chunks.clear();
 	length_dirty = false;
 }

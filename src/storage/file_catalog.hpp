@@ -83,6 +83,16 @@ struct NewIndexPage {
 	std::vector<uint8_t> slots;
 };
 
+//! What a writing handle keeps between its publications of one file, so that an ordinary publication (for a WAL,
+//! each of DuckDB's commits) looks nothing up: the catalog's id of the file's branch, resolved at the handle's first
+//! publication, and (ranged files) how many extents the catalog holds for the file, so that extents are deleted
+//! only after a truncation. The branch lock a writer holds keeps both current; a publication that finds the
+//! branch gone or replaced fails instead of writing. A count above the catalog's only costs a DELETE.
+struct PublishedState {
+	int64_t branch_id = -1;
+	uint64_t stored_extents = 0;
+};
+
 class FileCatalog {
 public:
 	virtual ~FileCatalog() = default;
@@ -97,11 +107,11 @@ public:
 
 	//! Publishes a new version of a chunked file in one durable metadata transaction.
 	//! The publisher's pin (a writer's, if held) moves to the new root.
-	virtual void PublishChunked(const FileAddress &file, uint64_t length, const std::vector<Hash256> &pages,
-	                            const std::vector<NewIndexPage> &new_pages, const std::vector<NewChunk> &new_chunks,
-	                            const FilePin &publisher_pin) = 0;
+	virtual void PublishChunked(const FileAddress &file, PublishedState &state, uint64_t length,
+	                            const std::vector<Hash256> &pages, const std::vector<NewIndexPage> &new_pages,
+	                            const std::vector<NewChunk> &new_chunks, const FilePin &publisher_pin) = 0;
 	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them.
-	virtual void PublishRanged(const FileAddress &file, uint64_t length, uint64_t kept_extents,
+	virtual void PublishRanged(const FileAddress &file, PublishedState &state, uint64_t length, uint64_t kept_extents,
 	                           const std::vector<RangeExtent> &new_extents) = 0;
 	virtual void RemoveFile(const FileAddress &file) = 0;
 	virtual void MoveFile(const FileAddress &from, const FileAddress &to) = 0;

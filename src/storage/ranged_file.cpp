@@ -54,6 +54,7 @@ void RangedFile::ApplyLocked(StoredFile &stored) {
 		                                      ". Run differential_verify().");
 	}
 	published_extents = extents.size();
+	published.stored_extents = extents.size();
 }
 
 void RangedFile::ClearLocked() {
@@ -202,7 +203,7 @@ void RangedFile::PublishLocked() {
 		AddExtentLocked(std::move(extent), start);
 	}
 	std::vector<RangeExtent> fresh(extents.begin() + static_cast<std::ptrdiff_t>(published_extents), extents.end());
-	storage->catalog->PublishRanged(address, length, published_extents, fresh);
+	storage->catalog->PublishRanged(address, published, length, published_extents, fresh);
 	published_extents = extents.size();
 	unpublished_records = false;
 }

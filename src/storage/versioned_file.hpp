@@ -86,6 +86,8 @@ protected:
 	FileAddress address;
 	std::shared_ptr<RepositoryStorage> storage;
 	std::shared_mutex lock;
+	//! What the catalog's publications of this file kept (its branch's id, its extent count).
+	PublishedState published;
 	bool exists = false;
 	bool dirty = false;
 	uint64_t length = 0;

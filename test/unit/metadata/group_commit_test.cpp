@@ -33,14 +33,15 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 		threads.emplace_back([&, d]() {
 			// Thread `databases` publishes to a database that does not exist: every call must fail alone.
 			auto address = WalOf(dir.path, d == databases ? "missing" : "db" + std::to_string(d));
+			PublishedState state;
 			for (int r = 0; r < rounds; r++) {
 				RangeExtent extent;
 				extent.location.segment_id = 1;
 				extent.location.offset = static_cast<uint64_t>(r) * 10;
 				extent.location.length = 10;
 				try {
-					store.files.PublishRanged(address, static_cast<uint64_t>(r + 1) * 10, static_cast<uint64_t>(r),
-					                          {extent});
+					store.files.PublishRanged(address, state, static_cast<uint64_t>(r + 1) * 10,
+					                          static_cast<uint64_t>(r), {extent});
 				} catch (DifferentialError &e) {
 					EXPECT_EQ(e.code, ErrorCode::BRANCH_NOT_FOUND);
 					failures++;

@@ -56,7 +56,9 @@ protected:
 		NewIndexPage page;
 		page.slots = EncodeIndexPage({chunk.hash});
 		page.hash = Sha256(page.slots.data(), page.slots.size());
-		store->files.PublishChunked(File(database, branch), content.size(), {page.hash}, {page}, {chunk}, FilePin());
+		PublishedState state;
+		store->files.PublishChunked(File(database, branch), state, content.size(), {page.hash}, {page}, {chunk},
+		                            FilePin());
 		return page.hash;
 	}
 
@@ -69,7 +71,9 @@ protected:
 			extent.location.length = length;
 			extents.push_back(extent);
 		}
-		store->files.PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), length, 0, extents);
+		PublishedState state;
+		store->files.PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), state, length, 0,
+		                           extents);
 	}
 
 	SnapshotRecord Snapshot(const std::string &database, const std::string &branch,
@@ -430,7 +434,8 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 	NewChunk again;
 	again.hash = slots[0];
 	again.location.segment_id = 77;
-	store->files.PublishChunked(File("db", "main"), 7, {page}, {}, {again}, FilePin());
+	PublishedState state;
+	store->files.PublishChunked(File("db", "main"), state, 7, {page}, {}, {again}, FilePin());
 	store->files.LookupChunks({slots[0]}, locations);
 	EXPECT_EQ(locations[0].segment_id, 1u);
 	EXPECT_EQ(store->accounting.AllChunks().size(), 1u);
@@ -439,7 +444,8 @@ TEST_F(MetadataStoreTest, ChunkedFileCatalog) {
 TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
 	ASSERT_TRUE(store->history.EnsureDatabase("db"));
 	// An empty database file has a root without pages.
-	store->files.PublishChunked(File("db", "main"), 0, {}, {}, {}, FilePin());
+	PublishedState state;
+	store->files.PublishChunked(File("db", "main"), state, 0, {}, {}, {}, FilePin());
 	StoredFile file;
 	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
 	EXPECT_EQ(file.length, 0u);
@@ -447,7 +453,7 @@ TEST_F(MetadataStoreTest, EmptyFileAndEmptyPageArePublished) {
 	// An index page of holes only is an empty blob, and still a page.
 	NewIndexPage holes;
 	holes.hash = Sha256(nullptr, 0);
-	store->files.PublishChunked(File("db", "main"), 2 * 262144, {holes.hash}, {holes}, {}, FilePin());
+	store->files.PublishChunked(File("db", "main"), state, 2 * 262144, {holes.hash}, {holes}, {}, FilePin());
 	EXPECT_TRUE(store->accounting.HasIndexPage(holes.hash));
 	EXPECT_TRUE(store->files.LoadIndexPage(holes.hash).empty());
 	ASSERT_TRUE(store->files.LoadFile(File("db", "main"), file));
@@ -467,7 +473,8 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 		extents[i].location.length = static_cast<uint32_t>(10 * (i + 1));
 		extents[i].location.crc32c = static_cast<uint32_t>(i);
 	}
-	store->files.PublishRanged(wal, 60, 0, extents);
+	PublishedState wal_state, checkpoint_state;
+	store->files.PublishRanged(wal, wal_state, 60, 0, extents);
 	StoredFile file;
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 60u);
@@ -481,7 +488,7 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	RangeExtent fresh;
 	fresh.location.length = 5;
 	fresh.inline_bytes = std::make_shared<std::vector<uint8_t>>(std::vector<uint8_t> {1, 2, 3, 4, 5});
-	store->files.PublishRanged(wal, 15, 1, {fresh});
+	store->files.PublishRanged(wal, wal_state, 15, 1, {fresh});
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 15u);
 	ASSERT_EQ(file.extents.size(), 2u);
@@ -494,7 +501,7 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	EXPECT_EQ(store->accounting.Totals("").wal_bytes, 10u);
 
 	// Move over an existing target replaces it.
-	store->files.PublishRanged(checkpoint, 10, 0, {extents[0]});
+	store->files.PublishRanged(checkpoint, checkpoint_state, 10, 0, {extents[0]});
 	store->files.MoveFile(wal, checkpoint);
 	EXPECT_FALSE(store->files.LoadFile(wal, file));
 	ASSERT_TRUE(store->files.LoadFile(checkpoint, file));
@@ -548,4 +555,38 @@ TEST(SqliteStatementCache, AReusedStatementStartsOverAndTwoOfOneSqlCoexist) {
 	auto count = db.Prepare("SELECT count(*) FROM t");
 	ASSERT_TRUE(count.Step());
 	EXPECT_EQ(count.Int(0), 4);
+}
+
+TEST_F(MetadataStoreTest, APublishingHandleKeepsItsBranchAndRefusesAReplacedOne) {
+	ASSERT_TRUE(store->history.EnsureDatabase("db"));
+	PublishMain("db", "main", "base");
+	Snapshot("db", "main");
+	store->history.CreateBranch("db", "dev", 1);
+	// A later branch, so that dev's id is not the largest and its successor gets another one.
+	store->history.CreateBranch("db", "later", 1);
+	auto wal = File("db", "dev", std::string(MAIN_FILE_NAME) + ".wal");
+	RangeExtent extent;
+	extent.location.segment_id = 1;
+	extent.location.length = 10;
+	PublishedState state;
+	store->files.PublishRanged(wal, state, 10, 0, {extent});
+	ASSERT_GE(state.branch_id, 0);
+	EXPECT_EQ(state.stored_extents, 1u);
+	// A removed file written again by the same handle: its row is gone, so the branch is looked up again.
+	store->files.RemoveFile(wal);
+	state.stored_extents = 0;
+	store->files.PublishRanged(wal, state, 10, 0, {extent});
+	StoredFile file;
+	ASSERT_TRUE(store->files.LoadFile(wal, file));
+	EXPECT_EQ(file.extents.size(), 1u);
+	// The branch dropped and created again under the same name (which a writer's branch lock prevents): the kept id
+	// is no longer the branch's, and the publication fails without writing to either.
+	auto kept = state.branch_id;
+	store->lifecycle.DropBranch("db", "dev");
+	store->history.CreateBranch("db", "dev", 1);
+	ASSERT_NE(store->history.FindBranch("db", "dev")->branch_id, kept);
+	auto extents_before = store->accounting.AllExtents().size();
+	EXPECT_EQ(RaisedCode([&] { store->files.PublishRanged(wal, state, 20, 1, {extent}); }), "branch_not_found");
+	EXPECT_FALSE(store->files.LoadFile(wal, file));
+	EXPECT_EQ(store->accounting.AllExtents().size(), extents_before);
 }

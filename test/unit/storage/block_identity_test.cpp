@@ -62,11 +62,11 @@ public:
 	void LookupChunks(const std::vector<Hash256> &, std::vector<ChunkLocation> &) override {
 		throw std::logic_error("not used");
 	}
-	void PublishChunked(const FileAddress &, uint64_t, const std::vector<Hash256> &, const std::vector<NewIndexPage> &,
-	                    const std::vector<NewChunk> &, const FilePin &) override {
+	void PublishChunked(const FileAddress &, PublishedState &, uint64_t, const std::vector<Hash256> &,
+	                    const std::vector<NewIndexPage> &, const std::vector<NewChunk> &, const FilePin &) override {
 		throw std::logic_error("not used");
 	}
-	void PublishRanged(const FileAddress &, uint64_t, uint64_t, const std::vector<RangeExtent> &) override {
+	void PublishRanged(const FileAddress &, PublishedState &, uint64_t, uint64_t, const std::vector<RangeExtent> &) override {
 		throw std::logic_error("not used");
 	}
 	void RemoveFile(const FileAddress &) override {

@@ -111,12 +111,16 @@ if fresh_rows and len(rows) != fresh_rows:
 rows = timed("merge_ancestry", "SELECT * FROM differential_merge_ancestry('db00', ?, ?)", [heads["main"], heads["b09"]])
 out["ancestry_rows"] = len(rows)
 out["selected_base"] = rows[0][5]
-try:  # one page, the 50 newest rows; a build without paging arguments has no such call
-    timed("merge_ancestry_page", "SELECT * FROM differential_merge_ancestry('db00', ?, ?, page_size => 50)",
-          [heads["main"], heads["b09"]])
+# One page of the 10 newest rows: as many rows on both (the fresh ancestry has 11), so the ratio is the history's
+# cost, not a larger page's. A build without paging arguments has no such call.
+try:
+    rows = timed("merge_ancestry_page", "SELECT * FROM differential_merge_ancestry('db00', ?, ?, page_size => 10)",
+                 [heads["main"], heads["b09"]])
 except duckdb.BinderException:
-    timed("merge_ancestry_page", "SELECT * FROM differential_merge_ancestry('db00', ?, ?) ORDER BY snapshot_id DESC "
-          "LIMIT 50", [heads["main"], heads["b09"]])
+    rows = timed("merge_ancestry_page", "SELECT * FROM differential_merge_ancestry('db00', ?, ?) ORDER BY "
+                 "snapshot_id DESC LIMIT 10", [heads["main"], heads["b09"]])
+if len(rows) != 10:
+    raise SystemExit(f"the ancestry page returned {len(rows)} rows, not 10")
 timed("merge_base_preview", "SELECT * FROM differential_merge_branch_preview('db00', 'main', 'b09')")
 # Garbage of a fixed size on both: clean up what earlier steps left, then another process (so that its segment file
 # is sealed and nobody's current one) writes 200,000 rows on a branch it then drops, unsnapshotted.
@@ -154,7 +158,8 @@ OPERATIONS = [
     ("merge_ancestry_same_rows", "`differential_merge_ancestry` returning as many rows on both (fresh: main head, "
      "b09 head; large: two snapshots of main's first line)"),
     ("merge_ancestry", "`differential_merge_ancestry` (main head, b09 head; second call in the process)"),
-    ("merge_ancestry_page", "`differential_merge_ancestry` one page (main head, b09 head; `page_size => 50`)"),
+    ("merge_ancestry_page", "`differential_merge_ancestry` one page (main head, b09 head; `page_size => 10`, 10 rows "
+     "on both)"),
     ("merge_base_preview", "base selection of a merge: `differential_merge_branch_preview` (main, b09)"),
     ("cleanup_old_files", "`differential_cleanup_old_files` with the same garbage on both"),
 ]

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
+#include <memory>
 #include <set>
 
 namespace differential {
@@ -460,16 +462,36 @@ std::function<std::vector<int64_t>(int64_t)> HistoryStore::ParentReader(const st
 		auto session = core.Read();
 		database_id = RequireDatabaseId(session, database);
 	}
-	return [this, database_id](int64_t snapshot_id) {
-		auto session = core.Read();
-		auto stmt = session.db.Prepare("SELECT parent_snapshot_id FROM snapshot_parents WHERE database_id = ? AND "
-		                               "snapshot_id = ? ORDER BY ordinal");
-		stmt.Bind(1, database_id).Bind(2, snapshot_id);
-		std::vector<int64_t> parents;
-		while (stmt.Step()) {
-			parents.push_back(stmt.Int(0));
+	//! The edges read so far and the id ranges they cover: an id inside a range and absent from `parents` has none.
+	struct Window {
+		std::map<int64_t, std::vector<int64_t>> parents;
+		std::vector<std::pair<int64_t, int64_t>> covered;
+		int64_t next_span = 32;
+	};
+	auto window = std::make_shared<Window>();
+	return [this, database_id, window](int64_t snapshot_id) {
+		for (auto &range : window->covered) {
+			if (snapshot_id >= range.first && snapshot_id <= range.second) {
+				auto found = window->parents.find(snapshot_id);
+				return found == window->parents.end() ? std::vector<int64_t>() : found->second;
+			}
 		}
-		return parents;
+		// A walk reads ids in descending order, mostly close together: one range read of the ids below this one
+		// serves the next reads, where a seek per id was a statement (and a lock of SQLite's) per snapshot walked.
+		// The span doubles with each read, so a long walk costs few statements and reads at most twice its span.
+		auto low = snapshot_id - window->next_span + 1;
+		window->next_span *= 2;
+		auto session = core.Read();
+		auto stmt = session.db.Prepare("SELECT snapshot_id, parent_snapshot_id FROM snapshot_parents "
+		                               "WHERE database_id = ? AND snapshot_id BETWEEN ? AND ? ORDER BY snapshot_id, "
+		                               "ordinal");
+		stmt.Bind(1, database_id).Bind(2, low).Bind(3, snapshot_id);
+		while (stmt.Step()) {
+			window->parents[stmt.Int(0)].push_back(stmt.Int(1));
+		}
+		window->covered.emplace_back(low, snapshot_id);
+		auto found = window->parents.find(snapshot_id);
+		return found == window->parents.end() ? std::vector<int64_t>() : found->second;
 	};
 }
 

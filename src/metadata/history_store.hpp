@@ -57,8 +57,9 @@ public:
 	                                                                            const std::vector<int64_t> &heads,
 	                                                                            std::optional<int64_t> before,
 	                                                                            int64_t limit, int64_t &floor);
-	//! A reader of one snapshot's parents (recorded order) at a time, one primary-key seek each, for walks
-	//! that stop early; refuses a missing database now (database_not_found).
+	//! A reader of one snapshot's parents (recorded order) at a time, for walks in descending id order that stop
+	//! early: it reads the edges of a growing range of ids below the one asked for; refuses a missing database now
+	//! (database_not_found).
 	std::function<std::vector<int64_t>(int64_t)> ParentReader(const std::string &database);
 	//! Which of the ids are kept snapshots of the database: one range read over the ids' span.
 	std::set<int64_t> KeptAmong(const std::string &database, const std::vector<int64_t> &snapshot_ids);

@@ -9,9 +9,15 @@ DUCKDB_SRC="$CACHE_ROOT/duckdb-$DUCKDB_VERSION"            # the unpacked PyPI s
 # DIFFERENTIAL_SANITIZE=1 (set by scripts/test_asan.sh) selects the ASan + UBSan flavour instead: a tree of its own,
 # configured with -DDIFFERENTIAL_SANITIZE=ON so that neither tree is ever reconfigured back and forth
 # (DIFFERENTIAL_ASAN_BUILD_DIR moves it), and outputs under build/asan/ instead of build/release/.
+# DIFFERENTIAL_COMPILER=clang19 selects the benchmarks' second compiler (scripts/bench_compilers.sh): DuckDB's copy and
+# ours built by clang 19 with ThinLTO, as the wheel's Linux build does, in a tree of its own, outputs under build/clang19/.
 if [ "${DIFFERENTIAL_SANITIZE:-0}" = 1 ]; then
   FLAVOR=asan
   DUCKDB_BUILD="${DIFFERENTIAL_ASAN_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-asan}"
+elif [ "${DIFFERENTIAL_COMPILER:-gcc}" = clang19 ]; then
+  FLAVOR=clang19
+  DUCKDB_BUILD="$CACHE_ROOT/build-$DUCKDB_VERSION-clang19"
+  LLVM_BIN=/usr/lib/llvm-19/bin
 else
   FLAVOR=release
   DUCKDB_BUILD="${DIFFERENTIAL_BUILD_DIR:-$CACHE_ROOT/build-$DUCKDB_VERSION-release}"

@@ -39,7 +39,8 @@ static int64_t PublishBranchFile(MetadataSession &session, const FileAddress &fi
                                  std::optional<int64_t> root_id, uint64_t length) {
 	auto &db = session.db;
 	if (state.branch_id >= 0) {
-		auto update = db.Prepare("UPDATE branch_files SET root_id = ?, length = ? WHERE branch_id = ? AND file_name = ?");
+		auto update =
+		    db.Prepare("UPDATE branch_files SET root_id = ?, length = ? WHERE branch_id = ? AND file_name = ?");
 		update.Bind(1, root_id)
 		    .Bind(2, static_cast<int64_t>(length))
 		    .Bind(3, state.branch_id)

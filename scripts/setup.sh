@@ -6,7 +6,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # chromium: the review page's browser tests drive Debian's build (Playwright with executable_path).
 # spin: the model checker of the replication protocol (scripts/model_check.sh, model/).
 # g++-aarch64-linux-gnu: make check compiles our sources for aarch64 too (scripts/check_aarch64.sh).
-APT_PACKAGES=(cmake ninja-build ccache g++ libsqlite3-dev libssl-dev libgtest-dev clang-format chromium spin
+APT_PACKAGES=(cmake ninja-build ccache g++ patch libsqlite3-dev libssl-dev libgtest-dev clang-format chromium spin
   g++-aarch64-linux-gnu)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -11,9 +11,12 @@ case "$LIBCRYPTO" in
   aws-lc) PREFIX="$AWSCRT_ROOT/install-aws-lc"; CRYPTO_ARGS=(-DUSE_OPENSSL=OFF) ;;
   *) log "setup_crt.sh: unknown libcrypto '$LIBCRYPTO' (openssl or aws-lc)"; exit 2 ;;
 esac
-# The stamp is written last, so an interrupted build is redone rather than half-trusted.
+# Our patches to the sdist's sources (scripts/patches/awscrt-*.patch), applied in name order; the stamp holds their
+# hash, so changing a patch rebuilds. The stamp is written last, so an interrupted build is redone, not half-trusted.
+PATCHES=("$REPO_ROOT"/scripts/patches/awscrt-*.patch)
+PATCH_ID="$(cat "${PATCHES[@]}" | sha256sum | cut -c1-16)"
 STAMP="$PREFIX/.complete"
-[ -f "$STAMP" ] && exit 0
+[ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$PATCH_ID" ] && exit 0
 
 SDIST="$CACHE_ROOT/sdist/awscrt-$AWSCRT_VERSION.tar.gz"
 if [ ! -f "$SDIST" ]; then
@@ -22,11 +25,13 @@ if [ ! -f "$SDIST" ]; then
   PIP="$VENV/bin/pip"; [ -x "$PIP" ] || PIP="python3 -m pip"
   $PIP download -q --no-deps --no-binary awscrt "awscrt==$AWSCRT_VERSION" -d "$CACHE_ROOT/sdist"
 fi
-if [ ! -f "$AWSCRT_ROOT/src/crt/CMakeLists.txt" ]; then
-  rm -rf "$AWSCRT_ROOT/src.tmp" && mkdir -p "$AWSCRT_ROOT/src.tmp"
-  tar xzf "$SDIST" -C "$AWSCRT_ROOT/src.tmp" --strip-components=1
-  rm -rf "$AWSCRT_ROOT/src" && mv "$AWSCRT_ROOT/src.tmp" "$AWSCRT_ROOT/src"
-fi
+# Unpacked afresh on every build, so the patches always apply to the pinned sources.
+rm -rf "$AWSCRT_ROOT/src.tmp" && mkdir -p "$AWSCRT_ROOT/src.tmp"
+tar xzf "$SDIST" -C "$AWSCRT_ROOT/src.tmp" --strip-components=1
+for p in "${PATCHES[@]}"; do
+  patch -s -p1 -d "$AWSCRT_ROOT/src.tmp" < "$p" || { log "setup_crt.sh: $p does not apply"; exit 1; }
+done
+rm -rf "$AWSCRT_ROOT/src" && mv "$AWSCRT_ROOT/src.tmp" "$AWSCRT_ROOT/src"
 
 log "building the AWS CRT $AWSCRT_VERSION C libraries with $LIBCRYPTO (once, a few minutes)"
 BUILD="$AWSCRT_ROOT/build-$LIBCRYPTO"
@@ -46,4 +51,4 @@ nice -n 10 cmake --build "$BUILD" --target install >>"$AWSCRT_ROOT/build-$LIBCRY
   || { tail -40 "$AWSCRT_ROOT/build-$LIBCRYPTO.log"; exit 1; }
 log "AWS CRT built in $(( $(date +%s) - start )) s into $PREFIX"
 rm -rf "$BUILD"
-touch "$STAMP"
+echo "$PATCH_ID" > "$STAMP"

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <dirent.h>
 #include <fcntl.h>
 #include <map>
@@ -138,6 +139,8 @@ std::string DiskContentCache::ObjectPath(const Hash256 &hash) const {
 //! the read; files without the tag (an older format) fail the check and are fetched again.
 static constexpr char TRAILER_TAG[4] = {'d', 'f', 'c', '1'};
 static constexpr size_t TRAILER_SIZE = 8;
+//! How stale a hit file's modification time may be before a read refreshes it (the eviction order's resolution).
+static constexpr time_t MTIME_REFRESH_SECONDS = 60;
 
 // Stored as the segment files store their CRCs: copied in host order, little-endian on every platform we build for.
 static void EncodeTrailer(const std::string &bytes, char *trailer) {
@@ -170,8 +173,11 @@ bool DiskContentCache::ReadFile(const Hash256 &hash, std::vector<char> &buffer, 
 	read = read && sys::PReadAll("remote_cache.read", fd, buffer.data(), size, 0) == static_cast<ssize_t>(size);
 	bool valid = read && TrailerMatches(buffer.data(), size);
 	if (valid) {
-		// The modification time is the eviction order: a hit makes the file the most recently used.
-		futimens(fd, nullptr);
+		// The modification time is the eviction order: a hit makes the file the most recently used. At most once a
+		// minute per file: a scan reads a chunk's file once per block it holds, and each refresh is an inode write.
+		if (time(nullptr) - st.st_mtime >= MTIME_REFRESH_SECONDS) {
+			futimens(fd, nullptr);
+		}
 		payload = size - TRAILER_SIZE;
 	}
 	close(fd);

@@ -369,6 +369,40 @@ TEST(RemoteDiskCache, AFileOfTheOlderFormatIsFetchedAgain) {
 	EXPECT_EQ(out, bytes);
 }
 
+static time_t ModifiedAt(const std::string &path) {
+	struct stat st;
+	EXPECT_EQ(stat(path.c_str(), &st), 0);
+	return st.st_mtime;
+}
+
+static void SetModifiedAt(const std::string &path, time_t when) {
+	struct timespec times[2] = {{when, 0}, {when, 0}};
+	ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+// The eviction order is the files' modification times: a hit refreshes a file a minute old or more (so what a
+// new process reads again is kept), and leaves a fresher one alone (a scan reads a chunk's file once per block).
+TEST(RemoteDiskCache, AHitRefreshesAStaleFileAndLeavesAFreshOne) {
+	TempDir dir;
+	DiskContentCache cache(dir.path + "/cache", 1 << 20);
+	auto stale_bytes = Bytes(4, 1000), fresh_bytes = Bytes(5, 1000);
+	auto stale = Sha256(stale_bytes.data(), stale_bytes.size()), fresh = Sha256(fresh_bytes.data(), fresh_bytes.size());
+	cache.Insert(stale, stale_bytes);
+	cache.Insert(fresh, fresh_bytes);
+	auto now = time(nullptr);
+	SetModifiedAt(CachedFile(dir.path + "/cache", stale), now - 3600);
+	SetModifiedAt(CachedFile(dir.path + "/cache", fresh), now - 30);
+	std::string out(10, 'x');
+	ASSERT_TRUE(cache.ReadRange(stale, 0, 10, reinterpret_cast<uint8_t *>(&out[0])));
+	ASSERT_TRUE(cache.ReadRange(fresh, 0, 10, reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_GE(ModifiedAt(CachedFile(dir.path + "/cache", stale)), now);
+	EXPECT_EQ(ModifiedAt(CachedFile(dir.path + "/cache", fresh)), now - 30);
+	// Whole-object lookups refresh the same way.
+	SetModifiedAt(CachedFile(dir.path + "/cache", fresh), now - 120);
+	ASSERT_TRUE(cache.Lookup(fresh, out));
+	EXPECT_GE(ModifiedAt(CachedFile(dir.path + "/cache", fresh)), now);
+}
+
 TEST(RemoteDiskCache, TheBoundHoldsAcrossProcesses) {
 	TempDir dir;
 	const uint64_t bound = 200 * 1000;

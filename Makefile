@@ -1,5 +1,9 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: demo serve test test-asan build unit bench bench-tpch format format-check check docs clean
+.PHONY: setup demo serve test test-asan build unit bench bench-tpch bench-compilers format format-check check docs clean
+
+# Installs what the scripts and checks need (idempotent; the other entry points run it themselves).
+setup:
+	bash scripts/setup.sh
 
 demo:
 	bash scripts/demo.sh
@@ -23,16 +27,20 @@ bench:
 bench-tpch:
 	bash scripts/bench.sh tpch
 
+# The extension built by GCC 12 and by clang 19 (ThinLTO), each beside native DuckDB: its section of bench/RESULTS.md.
+bench-compilers:
+	bash scripts/bench_compilers.sh
+
 format:
 	find src test/unit test/extensions shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
 
-check:
+check: setup
 	python3 scripts/check_layers.py
 	python3 scripts/check_sizes.py
 	bash scripts/check_aarch64.sh
 	bash scripts/check_python.sh
 
-format-check:
+format-check: setup
 	find src test/unit test/extensions shell -name '*.cpp' -o -name '*.hpp' | xargs clang-format --dry-run --Werror
 
 # Regenerates the lists in docs/ that the code defines (a test fails when they drift).

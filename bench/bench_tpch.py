@@ -103,36 +103,25 @@ def packed_layout(repository):
     return False
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sf", type=float, default=1.0)
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument("--tpch-extension", required=True)
-    parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
-    parser.add_argument("--json", default=None)
-    parser.add_argument("--cold-runs", type=int, default=3,
-                        help="runs per query with the OS page cache dropped and a fresh DuckDB (needs root)")
-    args = parser.parse_args()
-
-    work = pathlib.Path(args.work).resolve()
+def prepare(con, sf, work):
+    """Generates TPC-H (cached in `work`), loads it into a repository and writes the plain file holding the very
+    bytes differential stores; attaches both read-only as `native` and `diff`. Returns the paths and the load time."""
     work.mkdir(parents=True, exist_ok=True)
-    native_path = work / f"tpch-sf{args.sf:g}.duckdb"
-    same_bytes_path = work / f"tpch-sf{args.sf:g}-differential-bytes.duckdb"
-    repository = work / f"repository-sf{args.sf:g}"
+    native_path = work / f"tpch-sf{sf:g}.duckdb"
+    same_bytes_path = work / f"tpch-sf{sf:g}-differential-bytes.duckdb"
+    repository = work / f"repository-sf{sf:g}"
     if packed_layout(repository):
         print(f"rebuilding {repository}: written before chunk payloads were page-aligned", file=sys.stderr)
         shutil.rmtree(repository)
         same_bytes_path.unlink(missing_ok=True)
-    con = connect(args.tpch_extension, args.threads)
     con.execute(f"SET differential_repository = '{repository}'")
     if not native_path.exists():
-        print(f"generating TPC-H SF{args.sf:g} into {native_path}", file=sys.stderr)
+        print(f"generating TPC-H SF{sf:g} into {native_path}", file=sys.stderr)
         tmp = native_path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         con.execute(f"ATTACH '{tmp}' AS gen")
         con.execute("USE gen")
-        con.execute(f"CALL dbgen(sf => {args.sf})")
+        con.execute(f"CALL dbgen(sf => {sf})")
         con.execute("USE memory")
         con.execute("DETACH gen")
         tmp.rename(native_path)
@@ -151,7 +140,11 @@ def main():
     con.execute(f"ATTACH '{same_bytes_path}' AS native (READ_ONLY)")
     # Read-only, as the native file is: both sides run the same read-only transactions.
     con.execute("ATTACH 'differential:tpch' AS diff (READ_ONLY)")
+    return native_path, same_bytes_path, repository, load_seconds
 
+
+def warm_results(con, runs):
+    """Every query on both sides, alternating after a warm-up each; results hashed and required equal."""
     queries = [(n, q) for n, q in con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall()]
     results = []
     for number, query in queries:
@@ -162,7 +155,7 @@ def main():
             _, rows = timed(con, query)  # warm-up
             hashes[target] = result_hash(rows)
         calls = {}
-        for _ in range(args.runs):
+        for _ in range(runs):
             for target in ("native", "diff"):
                 con.execute(f"USE {target}")
                 before = io_counters(con)
@@ -182,8 +175,29 @@ def main():
                 "hash": hashes["native"][:16],
                 # Extension file system calls during the warm runs (native's calls never reach it: a check).
                 "fs_calls": calls,
+                "times": timings,
             }
         )
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sf", type=float, default=1.0)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--tpch-extension", required=True)
+    parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--cold-runs", type=int, default=3,
+                        help="runs per query with the OS page cache dropped and a fresh DuckDB (needs root)")
+    args = parser.parse_args()
+
+    con = connect(args.tpch_extension, args.threads)
+    native_path, same_bytes_path, repository, load_seconds = prepare(
+        con, args.sf, pathlib.Path(args.work).resolve())
+    queries = [(n, q) for n, q in con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall()]
+    results = warm_results(con, args.runs)
     con.execute("USE memory")
     cold_paths = {"native": same_bytes_path, "dbgen": native_path}
     cold = cold_runs(args, cold_paths, repository, queries) if args.cold_runs > 0 else None

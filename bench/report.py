@@ -1,7 +1,7 @@
 """Writes bench/RESULTS.md and bench/tpch_ratios.png from the JSON the benchmark drivers wrote
-(`report.py tpch.json [write.json [merge.json [history.json [readers.json]]]]`, or
+(`report.py tpch.json [write.json [merge.json [history.json [readers.json [compilers.json]]]]]`, or
 `report.py --tpch tpch.json` / `--write write.json` / `--history history.json` / `--merge merge.json` /
-`--readers readers.json` to replace only that section)."""
+`--readers readers.json` / `--compilers compilers.json` to replace only that section)."""
 import json
 import pathlib
 import sys
@@ -268,6 +268,45 @@ def merge_lines(merge):
     return lines
 
 
+COMPILERS_HEADING = "## Compilers"
+
+
+def compilers_lines(compilers):
+    """The extension built by each compiler, each beside native DuckDB (bench/bench_compilers.py)."""
+    builds = compilers["builds"]
+    lines = [
+        COMPILERS_HEADING,
+        "",
+        f"The extension with its statically linked copy of DuckDB, built by each compiler; {compilers['rounds']} rounds, "
+        "each running one process per build in an order alternating from round to round, native DuckDB measured in "
+        f"the same processes. TPC-H SF1 warm: {compilers['tpch_runs']} runs per query and side in every process after "
+        "a warm-up, medians over all rounds; small commits: one fresh process per run, native and the builds rotating. "
+        "Reproduce: `make bench-compilers` (`scripts/bench_compilers.sh`).",
+        "",
+        "| build | compiler and flags | TPC-H warm ratio (sum of medians) | worst query | per-round ratio "
+        "(min / median / max) | "
+        f"{compilers['commits']} small commits: differential ms (min / median / max) | ratio of medians | "
+        "ratio of minimums |",
+        "|---|---|---:|---|---|---|---:|---:|",
+    ]
+    for name, build in builds.items():
+        tpch, commits = build["tpch"], build["small_commits"]
+        rounds = tpch["round_ratios"]
+        marker = " **(kept)**" if name == compilers["shipped"] else ""
+        lines.append(
+            f"| {name}{marker} | {build['compiler']} | {tpch['ratio']:.3f} | Q{tpch['worst_query']} "
+            f"({tpch['worst_ratio']:.2f}) | {rounds['min']:.3f} / {rounds['median']:.3f} / {rounds['max']:.3f} | "
+            f"{spread(commits['diff'])} | {commits['ratio_of_medians']:.2f} | {commits['ratio_of_minimums']:.2f} |")
+    native = next(iter(builds.values()))["small_commits"]["native"]
+    lines += [
+        "",
+        f"- Native DuckDB's {compilers['commits']} small commits in the same rounds: {spread(native)} ms",
+        f"- Faster in this run (the lower product of the two ratios): {compilers['faster']}; the build `make build` "
+        f"ships and the tests load: {compilers['shipped']}",
+    ]
+    return lines
+
+
 def write_sections(write):
     """The write path's and the snapshots' sections (bench/bench_write.py), every figure from that run's JSON."""
     small = write["small_transactions"]
@@ -402,6 +441,9 @@ def main():
         splice_section(section[0], section)
         tpch_chart(tpch)
         return
+    if sys.argv[1] == "--compilers":
+        splice_section(COMPILERS_HEADING, compilers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
+        return
     if sys.argv[1] == "--readers":
         splice_section(READERS_HEADING, readers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
         return
@@ -410,6 +452,7 @@ def main():
     merge = json.loads(pathlib.Path(sys.argv[3]).read_text()) if len(sys.argv) > 3 else None
     history = json.loads(pathlib.Path(sys.argv[4]).read_text()) if len(sys.argv) > 4 else None
     readers = json.loads(pathlib.Path(sys.argv[5]).read_text()) if len(sys.argv) > 5 else None
+    compilers = json.loads(pathlib.Path(sys.argv[6]).read_text()) if len(sys.argv) > 6 else None
     lines = [
         "# Benchmark results",
         "",
@@ -428,6 +471,8 @@ def main():
         lines += [""] + history_lines(history)
     if readers:
         lines += [""] + readers_lines(readers)
+    if compilers:
+        lines += [""] + compilers_lines(compilers)
     lines += ["", "![per-query ratio](tpch_ratios.png)", ""]
     (BENCH / "RESULTS.md").write_text("\n".join(lines))
 

@@ -32,3 +32,6 @@ fi
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_readers.py" --work "$WORK/readers" --json "$WORK/readers.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json" \
   "$WORK/history.json" "$WORK/readers.json"
+# The compilers: the extension built by GCC 12 and by clang 19 with ThinLTO, TPC-H warm and small commits for both
+# (the clang tree's first build compiles DuckDB once more); its section of bench/RESULTS.md.
+bash "$REPO_ROOT/scripts/bench_compilers.sh"

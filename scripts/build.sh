@@ -29,12 +29,14 @@ configure_args=(
 # The sanitized flavour (scripts/common.sh) instruments our sources only: DuckDB's own stay as built (ccache hits).
 if [ "$FLAVOR" = asan ]; then configure_args+=(-DDIFFERENTIAL_SANITIZE=ON); fi
 # The wheel's Linux build: clang with ThinLTO linked by lld (the sdist's pyproject.toml, DUCKDB_PY_LTO = "thin"); the
-# LLVM archiver, because archives of bitcode need its symbol index.
+# LLVM archiver, because archives of bitcode need its symbol index. ThinLTO compiles every module at link time, so
+# its cache (in the tree) keeps a relink after a change to our sources from compiling DuckDB's modules again.
 if [ "$FLAVOR" = clang19 ]; then
+  lto_link="-fuse-ld=lld -Wl,--thinlto-cache-dir=$DUCKDB_BUILD/thinlto-cache"
   configure_args+=(-DCMAKE_C_COMPILER="$LLVM_BIN/clang" -DCMAKE_CXX_COMPILER="$LLVM_BIN/clang++"
     -DCMAKE_AR="$LLVM_BIN/llvm-ar" -DCMAKE_RANLIB="$LLVM_BIN/llvm-ranlib" -DCMAKE_LTO=thin
-    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld
-    -DCMAKE_MODULE_LINKER_FLAGS=-fuse-ld=lld)
+    "-DCMAKE_EXE_LINKER_FLAGS=$lto_link" "-DCMAKE_SHARED_LINKER_FLAGS=$lto_link"
+    "-DCMAKE_MODULE_LINKER_FLAGS=$lto_link")
 fi
 # Reconfigure when the tree was configured with other arguments: another checkout (CI clones elsewhere, and the
 # extension config's path is among them) or an older version of this script. Ninja then rebuilds only what changed.

@@ -24,7 +24,7 @@ import bench_tpch
 extension, tpch_extension, work, runs, threads = sys.argv[2], sys.argv[3], pathlib.Path(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 con = bench_tpch.connect(tpch_extension, threads, extension)
 bench_tpch.prepare(con, 1.0, work)
-print(json.dumps(bench_tpch.warm_results(con, runs)))
+print(json.dumps(bench_tpch.warm_results(con, bench_tpch.tpch_queries(con), runs)))
 '''
 
 

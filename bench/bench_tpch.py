@@ -24,9 +24,9 @@ EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
 CACHE = pathlib.Path(os.environ.get("DIFFERENTIAL_CACHE", pathlib.Path.home() / ".cache" / "differential"))
 
 
-def connect(tpch_extension, threads):
+def connect(tpch_extension, threads, extension=EXTENSION):
     con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": threads})
-    con.execute(f"LOAD '{EXTENSION}'")
+    con.execute(f"LOAD '{extension}'")
     con.execute(f"LOAD '{tpch_extension}'")
     return con
 
@@ -143,9 +143,13 @@ def prepare(con, sf, work):
     return native_path, same_bytes_path, repository, load_seconds
 
 
-def warm_results(con, runs):
+def tpch_queries(con):
+    """The 22 TPC-H queries as (number, SQL), from the tpch extension."""
+    return con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall()
+
+
+def warm_results(con, queries, runs):
     """Every query on both sides, alternating after a warm-up each; results hashed and required equal."""
-    queries = [(n, q) for n, q in con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall()]
     results = []
     for number, query in queries:
         timings = {"native": [], "diff": []}
@@ -196,8 +200,8 @@ def main():
     con = connect(args.tpch_extension, args.threads)
     native_path, same_bytes_path, repository, load_seconds = prepare(
         con, args.sf, pathlib.Path(args.work).resolve())
-    queries = [(n, q) for n, q in con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY 1").fetchall()]
-    results = warm_results(con, args.runs)
+    queries = tpch_queries(con)
+    results = warm_results(con, queries, args.runs)
     con.execute("USE memory")
     cold_paths = {"native": same_bytes_path, "dbgen": native_path}
     cold = cold_runs(args, cold_paths, repository, queries) if args.cold_runs > 0 else None

@@ -1,6 +1,7 @@
-"""Merge scaling: an orders-like table of 1M and 3M rows, 100 and 300 sparse non-conflicting
-updates per side spread over the table, and 100 confined to its newest rows; comparison, application
-and publication times, t(3M)/t(1M), and the 3M spread merge against the 3M confined one."""
+"""Merge scaling: an orders-like table of 1M, 3M and 10M rows, 100 (and, at 1M and 3M, 300) sparse
+non-conflicting updates per side spread over the table, and 100 confined to its newest rows. Beside every merge
+shape the native floor (plain DuckDB writing the same result) takes its turn in the same rounds, so each round
+gives the merge's excess over the floor: the phases, the floor, the excess and how the excess grows with size."""
 import argparse
 import json
 import os
@@ -28,6 +29,7 @@ def connect(repository):
     return con
 
 
+MAX_ROWS_READ = 1_000_000_000
 ORDERS_COLUMNS = "(order_id BIGINT PRIMARY KEY, customer VARCHAR, amount DECIMAL(10, 2), status VARCHAR)"
 
 
@@ -98,9 +100,12 @@ class MergeSetting:
 
     def merge_once(self):
         LOAD.append(os.getloadavg()[0])
+        # The default limit (10M rows read) refuses the 10M-row table's merge, which reads its changed
+        # columns on all three inputs: every size gets the same, higher limit.
         r = self.con.execute(
             "SELECT merge_action, comparison_ms, application_ms, publication_ms, selection_ms, planning_ms "
-            f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{len(self.samples)}')"
+            f"FROM differential_merge_branch('shop', 'main', 'side', 'result_{len(self.samples)}', "
+            f"max_rows_read => {MAX_ROWS_READ})"
         ).fetchone()
         assert r[0] == "created_branch"
         self.samples.append({"comparison_ms": r[1], "application_ms": r[2], "publication_ms": r[3],
@@ -146,21 +151,29 @@ def paired_ratio(numerator, denominator):
     return statistics.median(a / max(1, b) for a, b in zip(numerator["totals_ms"], denominator["totals_ms"]))
 
 
-def measure_native_floor(work, rows, changes, runs, clustered=False):
+class NativeFloorSetting:
     """What plain DuckDB (this wheel, no extension) takes to write the same merge result: both sides' changes,
     already known by key, applied to a copy of the base table in one transaction and checkpointed: what DuckDB's
-    storage costs to write that result, beside which the merge's own growth is read."""
-    path = work / f"native-{rows}-{changes}{'-clustered' if clustered else ''}.duckdb"
-    ours, theirs = changed_ids(rows, changes, clustered)
-    samples = []
-    for run in range(runs):
-        path.unlink(missing_ok=True)
-        con = duckdb.connect(str(path))
-        con.execute("SET enable_progress_bar = false")
+    storage costs to write that result, the floor no merge that writes a checkpointed file can beat. The base file
+    is built once; each turn times the write on a fresh copy of it, so it can take turns with the merges."""
+
+    def __init__(self, work, rows, changes, clustered=False):
+        self.rows, self.changes, self.clustered = rows, changes, clustered
+        name = f"native-{rows}-{changes}{'-clustered' if clustered else ''}"
+        self.base, self.path = work / f"{name}-base.duckdb", work / f"{name}.duckdb"
+        ours, theirs = changed_ids(rows, changes, clustered)
+        self.base.unlink(missing_ok=True)
+        con = duckdb.connect(str(self.base))
         create_orders(con, "orders", rows)
-        con.execute(f"CREATE TEMP TABLE changes AS SELECT range AS order_id, {ours} AS refund FROM range({rows}) "
+        con.execute(f"CREATE TABLE changes AS SELECT range AS order_id, {ours} AS refund FROM range({rows}) "
                     f"WHERE ({ours}) OR ({theirs})")
-        con.execute("CHECKPOINT")
+        con.close()
+        self.samples = []
+
+    def merge_once(self):
+        shutil.copyfile(self.base, self.path)
+        con = duckdb.connect(str(self.path))
+        con.execute("SET enable_progress_bar = false")
         start = time.perf_counter()
         con.execute("BEGIN")
         con.execute("UPDATE orders SET status = 'refunded' FROM changes c WHERE orders.order_id = c.order_id "
@@ -169,10 +182,15 @@ def measure_native_floor(work, rows, changes, runs, clustered=False):
                     "AND NOT c.refund")
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
-        samples.append(time.perf_counter() - start)
+        self.samples.append((time.perf_counter() - start) * 1000)
         con.close()
-    path.unlink(missing_ok=True)
-    return {"min": min(samples), "median": statistics.median(samples), "max": max(samples)}
+        self.path.unlink()
+
+    def finish(self):
+        self.base.unlink(missing_ok=True)
+        samples = self.samples
+        return {"min": min(samples) / 1000, "median": statistics.median(samples) / 1000,
+                "max": max(samples) / 1000, "totals_ms": samples}
 
 
 def measure_untouched_tables(work, tables, rows, runs):
@@ -216,45 +234,75 @@ def measure_untouched_tables(work, tables, rows, runs):
             "shortcut_ms": out["shortcut"], "speedup": out["reference"] / max(1, out["shortcut"])}
 
 
+SIZES = (1_000_000, 3_000_000, 10_000_000)
+
+
+def excess(merge, floor):
+    """The merge's cost above the native floor, per round (both measured in the same round) and as medians."""
+    per_round = [m - f for m, f in zip(merge["totals_ms"], floor["totals_ms"])]
+    return {"per_round_ms": per_round, "median_ms": statistics.median(per_round),
+            "min_ms": min(per_round), "max_ms": max(per_round)}
+
+
+def excess_ratio(a, b):
+    """a's excess over b's: the ratio of the medians, and the median of each round's ratio."""
+    return {"of_medians": a["median_ms"] / max(1, b["median_ms"]),
+            "median_of_rounds": statistics.median(x / max(1, y) for x, y in zip(a["per_round_ms"], b["per_round_ms"]))}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES),
+                        help="table sizes in rows, comma separated: the first and the second give the 300-update "
+                        "shapes and the ratios' denominators")
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     work = pathlib.Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    shapes = [(rows, changes, False) for rows in (1_000_000, 3_000_000) for changes in (100, 300)]
-    shapes += [(rows, 100, True) for rows in (1_000_000, 3_000_000)]
-    measured = measure_in_turns([MergeSetting(work, *shape) for shape in shapes], args.runs)
-    results, clustered = {}, {}
+    sizes = [int(s) for s in args.sizes.split(",")]
+    small, middle = sizes[0], sizes[1]
+    shapes = [(rows, 100, False) for rows in sizes] + [(rows, 300, False) for rows in (small, middle)]
+    shapes += [(rows, 100, True) for rows in sizes]
+    floors = [(rows, 100, clustered) for rows in sizes for clustered in (False, True)]
+    settings = [MergeSetting(work, *shape) for shape in shapes] + [NativeFloorSetting(work, *f) for f in floors]
+    measured = measure_in_turns(settings, args.runs)
+    results, clustered, native = {}, {}, {}
     for (rows, changes, confined), result in zip(shapes, measured):
         (clustered if confined else results)[f"{rows}/{changes}"] = result
         print(f"{rows:>9} rows, {changes:>3} {'confined' if confined else 'spread'} updates per side: {result}",
               file=sys.stderr)
-    native = {}
-    for rows in (1_000_000, 3_000_000):
-        native[f"{rows}/100"] = measure_native_floor(work, rows, 100, args.runs)
-        native[f"{rows}/100/confined"] = measure_native_floor(work, rows, 100, args.runs, clustered=True)
-        print(f"{rows:>9} rows, native floor (100 per side, spread; confined): {native[f'{rows}/100']}; "
-              f"{native[f'{rows}/100/confined']}", file=sys.stderr)
-    untouched = measure_untouched_tables(work, 8, 500_000, args.runs)
+    for (rows, _, confined), floor in zip(floors, measured[len(shapes):]):
+        native[f"{rows}/100" + ("/confined" if confined else "")] = floor
+    excesses = {f"{rows}/100": excess(results[f"{rows}/100"], native[f"{rows}/100"]) for rows in sizes}
+    excesses.update({f"{rows}/100/confined": excess(clustered[f"{rows}/100"], native[f"{rows}/100/confined"])
+                     for rows in sizes})
+    print(f"excess over the floor: {excesses}", file=sys.stderr)
+    untouched = measure_untouched_tables(work, 8, 500_000, min(args.runs, 3))
     print(f"8 tables, one changed per side: {untouched}", file=sys.stderr)
+    large = sizes[-1]
     report = {
         "runs": args.runs,
+        "sizes": sizes,
         "results": results,
         "untouched_tables": untouched,
         "clustered": clustered,
-        "ratio_3M_to_1M_clustered": clustered["3000000/100"]["total_ms"] / max(1, clustered["1000000/100"]["total_ms"]),
-        "ratio_3M_to_1M_100": results["3000000/100"]["total_ms"] / max(1, results["1000000/100"]["total_ms"]),
-        "ratio_3M_to_1M_300": results["3000000/300"]["total_ms"] / max(1, results["1000000/300"]["total_ms"]),
-        "ratio_spread_to_confined_3M": results["3000000/100"]["total_ms"] / max(1, clustered["3000000/100"]["total_ms"]),
-        "paired_ratio_3M_to_1M_100": paired_ratio(results["3000000/100"], results["1000000/100"]),
-        "paired_ratio_spread_to_confined_3M": paired_ratio(results["3000000/100"], clustered["3000000/100"]),
+        "ratio_3M_to_1M_clustered": clustered[f"{middle}/100"]["total_ms"] / max(1, clustered[f"{small}/100"]["total_ms"]),
+        "ratio_3M_to_1M_100": results[f"{middle}/100"]["total_ms"] / max(1, results[f"{small}/100"]["total_ms"]),
+        "ratio_3M_to_1M_300": results[f"{middle}/300"]["total_ms"] / max(1, results[f"{small}/300"]["total_ms"]),
+        "ratio_spread_to_confined_3M": results[f"{middle}/100"]["total_ms"] / max(1, clustered[f"{middle}/100"]["total_ms"]),
+        "paired_ratio_3M_to_1M_100": paired_ratio(results[f"{middle}/100"], results[f"{small}/100"]),
+        "paired_ratio_spread_to_confined_3M": paired_ratio(results[f"{middle}/100"], clustered[f"{middle}/100"]),
         "native_floor": native,
-        "native_ratio_3M_to_1M_100": native["3000000/100"]["median"] / native["1000000/100"]["median"],
-        "native_ratio_spread_to_confined_3M": native["3000000/100"]["median"] /
-        native["3000000/100/confined"]["median"],
+        "native_ratio_3M_to_1M_100": native[f"{middle}/100"]["median"] / native[f"{small}/100"]["median"],
+        "native_ratio_spread_to_confined_3M": native[f"{middle}/100"]["median"] /
+        native[f"{middle}/100/confined"]["median"],
+        "excess": excesses,
+        "excess_ratio_3M_to_1M": excess_ratio(excesses[f"{middle}/100"], excesses[f"{small}/100"]),
+        "excess_ratio_spread_to_confined_3M": excess_ratio(excesses[f"{middle}/100"],
+                                                           excesses[f"{middle}/100/confined"]),
+        "excess_ratio_10M_to_1M": excess_ratio(excesses[f"{large}/100"], excesses[f"{small}/100"]),
         "load_average": LOAD,
     }
     print(json.dumps(report, indent=2))

@@ -149,16 +149,20 @@ static void EncodeTrailer(const std::string &bytes, char *trailer) {
 	std::memcpy(trailer + 4, TRAILER_TAG, 4);
 }
 
-static bool TrailerMatches(const char *file, size_t size) {
-	if (size < TRAILER_SIZE || std::memcmp(file + size - 4, TRAILER_TAG, 4) != 0) {
+static bool TrailerMatches(const void *payload, size_t size, const char *trailer) {
+	if (std::memcmp(trailer + 4, TRAILER_TAG, 4) != 0) {
 		return false;
 	}
 	uint32_t stored;
-	std::memcpy(&stored, file + size - TRAILER_SIZE, 4);
-	return Crc32c(file, size - TRAILER_SIZE) == stored;
+	std::memcpy(&stored, trailer, 4);
+	return Crc32c(payload, size) == stored;
 }
 
-bool DiskContentCache::ReadFile(const Hash256 &hash, std::vector<char> &buffer, size_t &payload) {
+static bool ReadExactly(int fd, void *out, size_t size, off_t offset) {
+	return sys::PReadAll("remote_cache.read", fd, out, size, offset) == static_cast<ssize_t>(size);
+}
+
+bool DiskContentCache::ReadFile(const Hash256 &hash, std::vector<char> &buffer, size_t &payload, DirectRead *direct) {
 	auto path = ObjectPath(hash);
 	int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -167,11 +171,20 @@ bool DiskContentCache::ReadFile(const Hash256 &hash, std::vector<char> &buffer, 
 	struct stat st;
 	bool read = fstat(fd, &st) == 0;
 	auto size = read ? static_cast<size_t>(st.st_size) : 0;
-	if (read && buffer.size() < size) {
-		buffer.resize(size);
+	bool valid;
+	if (read && direct && size == direct->size + TRAILER_SIZE) {
+		// DuckDB reads a chunk as one block: the object goes straight into its buffer, with no copy of ours.
+		char trailer[TRAILER_SIZE];
+		valid = ReadExactly(fd, direct->out, direct->size, 0) && ReadExactly(fd, trailer, TRAILER_SIZE, direct->size) &&
+		        TrailerMatches(direct->out, direct->size, trailer);
+		direct->used = true;
+	} else {
+		if (read && buffer.size() < size) {
+			buffer.resize(size);
+		}
+		valid = read && size >= TRAILER_SIZE && ReadExactly(fd, buffer.data(), size, 0) &&
+		        TrailerMatches(buffer.data(), size - TRAILER_SIZE, buffer.data() + size - TRAILER_SIZE);
 	}
-	read = read && sys::PReadAll("remote_cache.read", fd, buffer.data(), size, 0) == static_cast<ssize_t>(size);
-	bool valid = read && TrailerMatches(buffer.data(), size);
 	if (valid) {
 		// The modification time is the eviction order: a hit makes the file the most recently used. At most once a
 		// minute per file: a scan reads a chunk's file once per block it holds, and each refresh is an inode write.
@@ -214,10 +227,13 @@ bool DiskContentCache::ReadRange(const Hash256 &hash, uint64_t skip, uint64_t ta
 	// time is an mmap, its page faults and an munmap.
 	thread_local std::vector<char> buffer;
 	size_t payload = 0;
-	if (!ReadFile(hash, buffer, payload)) {
+	DirectRead direct {out, take};
+	if (!ReadFile(hash, buffer, payload, skip == 0 ? &direct : nullptr)) {
 		return false;
 	}
-	CopyRange(buffer.data(), payload, skip, take, out);
+	if (!direct.used) {
+		CopyRange(buffer.data(), payload, skip, take, out);
+	}
 	return true;
 }
 

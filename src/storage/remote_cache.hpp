@@ -67,9 +67,16 @@ public:
 
 private:
 	std::string ObjectPath(const Hash256 &hash) const;
-	//! The file of `hash` into `buffer` (grown, never shrunk), its trailer checked; `payload` is the object's
-	//! length. A file that fails the check is deleted.
-	bool ReadFile(const Hash256 &hash, std::vector<char> &buffer, size_t &payload);
+	//! Where ReadFile may put an object of exactly `size` bytes: straight into the caller's memory.
+	struct DirectRead {
+		uint8_t *out;
+		size_t size;
+		//! Set when the file held exactly that much and went there (checked or not: on failure `out` is garbage).
+		bool used = false;
+	};
+	//! The file of `hash` into `buffer` (grown, never shrunk), or into `direct` when given and the object's length
+	//! is its size; its trailer checked; `payload` is the object's length. A file that fails the check is deleted.
+	bool ReadFile(const Hash256 &hash, std::vector<char> &buffer, size_t &payload, DirectRead *direct = nullptr);
 	void Discard(const std::string &path);
 	uint64_t ReadAccountedLocked();
 	void WriteAccountedLocked(uint64_t bytes);

@@ -352,6 +352,33 @@ TEST(RemoteDiskCache, ARangeReadCopiesTheRangeAndChecksTheFile) {
 	EXPECT_EQ(out.substr(0, 20), bytes.substr(4990) + std::string(10, '\0'));
 }
 
+TEST(RemoteDiskCache, AWholeObjectReadGoesStraightToTheCallerAndIsChecked) {
+	// DuckDB reads a chunk as one block: the range is the whole object, read into the caller's memory.
+	TempDir dir;
+	DiskContentCache cache(dir.path + "/cache", 1 << 20);
+	auto bytes = Bytes(3, 262144);
+	auto hash = Sha256(bytes.data(), bytes.size());
+	cache.Insert(hash, bytes);
+	std::string out(bytes.size(), 'x');
+	ASSERT_TRUE(cache.ReadRange(hash, 0, bytes.size(), reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(out, bytes);
+	// A flipped bit in the object fails the read and deletes the file, as on the copying path.
+	Corrupt(CachedFile(dir.path + "/cache", hash), 131072);
+	EXPECT_FALSE(cache.ReadRange(hash, 0, bytes.size(), reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(cache.MeasureSize(), 0u);
+	// So does a damaged trailer.
+	cache.Insert(hash, bytes);
+	Corrupt(CachedFile(dir.path + "/cache", hash), bytes.size() + 5);
+	EXPECT_FALSE(cache.ReadRange(hash, 0, bytes.size(), reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(cache.MeasureSize(), 0u);
+	// A file one byte short of the asked length is read through the copying path: zeros where the object ends.
+	auto shorter = bytes.substr(0, bytes.size() - 1);
+	auto short_hash = Sha256(shorter.data(), shorter.size());
+	cache.Insert(short_hash, shorter);
+	ASSERT_TRUE(cache.ReadRange(short_hash, 0, bytes.size(), reinterpret_cast<uint8_t *>(&out[0])));
+	EXPECT_EQ(out, shorter + std::string(1, '\0'));
+}
+
 TEST(RemoteDiskCache, AFileOfTheOlderFormatIsFetchedAgain) {
 	TempDir dir;
 	DiskContentCache cache(dir.path + "/cache", 1 << 20);

@@ -239,15 +239,17 @@ static std::optional<std::string> CheckDataPath(Repository &repository, const At
 }
 
 //! Reads of chunks evicted after an export need the database's store with this session's credentials;
-//! ATTACH is where a ClientContext meets the database. A store that cannot be opened now is not an
-//! error here: only a read of an evicted chunk needs it, and that read says what is missing.
+//! ATTACH is where a ClientContext meets the database. The credentials are resolved here and the store
+//! opens at the first evicted read: setting up an S3 client (the CRT, a TLS context parsing the system's CA
+//! certificates) cost every attachment of an exported database about 70 ms. A store that cannot be reached
+//! is not an error here: only a read of an evicted chunk needs it, and that read says what is missing.
 static void RegisterStoreForEvictedReads(ClientContext &context, Repository &repository, const std::string &database) {
 	auto data_path = repository.metadata->remote.DataPath(database);
 	if (!data_path) {
 		return;
 	}
 	try {
-		RegisterEvictionStore(data_path->store_url, OpenObjectStore(context, data_path->store_url), PACKS_PREFIX);
+		RegisterEvictionStore(data_path->store_url, ObjectStoreOpener(context, data_path->store_url), PACKS_PREFIX);
 	} catch (DifferentialError &error) {
 		DuckDBLogScope log(context);
 		LogWarning("eviction_store_unavailable", database + ": " + error.what());

@@ -60,14 +60,9 @@ static std::string CacheKey(const std::string &url, const S3Credentials &c) {
 	return url + '\n' + digest;
 }
 
-std::shared_ptr<ObjectStore> OpenObjectStore(ClientContext &context, const std::string &url) {
-	RequireStoreAccess(context, url);
-	auto parsed = ParseDataPath(url);
-	auto canonical = FormatObjectStoreUrl(parsed);
-	S3Credentials credentials;
-	if (parsed.kind == ObjectStoreUrl::Kind::S3) {
-		credentials = ResolveCredentials(context, canonical);
-	}
+//! The process's one store per URL and credentials: each S3 store is a CRT client with its connections.
+static std::shared_ptr<ObjectStore> OpenResolved(const ObjectStoreUrl &parsed, const std::string &canonical,
+                                                 const S3Credentials &credentials) {
 	static std::mutex lock;
 	static auto *stores = new std::map<std::string, std::shared_ptr<ObjectStore>>();
 	std::lock_guard<std::mutex> guard(lock);
@@ -80,6 +75,23 @@ std::shared_ptr<ObjectStore> OpenObjectStore(ClientContext &context, const std::
 		}
 	}
 	return store;
+}
+
+std::function<std::shared_ptr<ObjectStore>()> ObjectStoreOpener(ClientContext &context, const std::string &url) {
+	RequireStoreAccess(context, url);
+	auto parsed = ParseDataPath(url);
+	auto canonical = FormatObjectStoreUrl(parsed);
+	S3Credentials credentials;
+	if (parsed.kind == ObjectStoreUrl::Kind::S3) {
+		credentials = ResolveCredentials(context, canonical);
+	}
+	return [parsed, canonical, credentials]() {
+		return OpenResolved(parsed, canonical, credentials);
+	};
+}
+
+std::shared_ptr<ObjectStore> OpenObjectStore(ClientContext &context, const std::string &url) {
+	return ObjectStoreOpener(context, url)();
 }
 
 } // namespace differential

@@ -16,7 +16,8 @@ namespace differential {
 namespace {
 
 struct RegisteredStore {
-	std::shared_ptr<ObjectStore> store;
+	std::function<std::shared_ptr<ObjectStore>()> opener;
+	std::shared_ptr<ObjectStore> store; //! null until the first read that needs it opens it
 	std::string pack_prefix;
 };
 
@@ -27,11 +28,16 @@ std::map<std::string, RegisteredStore> &Registry() {
 	return *registry;
 }
 
+//! The store registered for `store_url`, opened if it was not yet (under the lock: evicted reads are rare, and
+//! one opening serves them all). False when none is registered; an opening that fails throws.
 bool FindStore(const std::string &store_url, RegisteredStore &out) {
 	std::lock_guard<std::mutex> guard(registry_lock);
 	auto it = Registry().find(store_url);
 	if (it == Registry().end()) {
 		return false;
+	}
+	if (!it->second.store) {
+		it->second.store = it->second.opener();
 	}
 	out = it->second;
 	return true;
@@ -39,10 +45,16 @@ bool FindStore(const std::string &store_url, RegisteredStore &out) {
 
 } // namespace
 
+void RegisterEvictionStore(const std::string &store_url, std::function<std::shared_ptr<ObjectStore>()> opener,
+                           const std::string &pack_prefix) {
+	std::lock_guard<std::mutex> guard(registry_lock);
+	Registry()[store_url] = {std::move(opener), nullptr, pack_prefix};
+}
+
 void RegisterEvictionStore(const std::string &store_url, std::shared_ptr<ObjectStore> store,
                            const std::string &pack_prefix) {
 	std::lock_guard<std::mutex> guard(registry_lock);
-	Registry()[store_url] = {std::move(store), pack_prefix};
+	Registry()[store_url] = {[store]() { return store; }, store, pack_prefix};
 }
 
 EvictedChunkReader::EvictedChunkReader(std::shared_ptr<MetadataStore> metadata_p, std::shared_ptr<ContentCache> cache_p)

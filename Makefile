@@ -1,5 +1,5 @@
 # Entry points; the scripts under scripts/ do the work and install what they need.
-.PHONY: setup demo serve test test-asan build unit bench bench-tpch bench-compilers format format-check check docs clean
+.PHONY: setup demo serve test test-asan build unit bench bench-tpch bench-sf10 bench-compilers format format-check check docs clean
 
 # Installs what the scripts and checks need (idempotent; the other entry points run it themselves).
 setup:
@@ -26,6 +26,10 @@ bench:
 # TPC-H SF1 warm and cold against native DuckDB, alone: replaces its section of bench/RESULTS.md.
 bench-tpch:
 	bash scripts/bench.sh tpch
+
+# TPC-H SF10 locally and from S3, snapshot and branch on it, its exports: its section of bench/RESULTS.md.
+bench-sf10:
+	bash scripts/bench.sh sf10
 
 # The extension built by GCC 12 and by clang 19 (ThinLTO), each beside native DuckDB: its section of bench/RESULTS.md.
 bench-compilers:

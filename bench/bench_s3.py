@@ -1,4 +1,4 @@
-"""TPC-H SF1 read from S3, side by side in one run: a differential export attached from its branch head
+"""TPC-H (SF1 unless --sf says otherwise) read from S3, side by side in one run: a differential export attached from its branch head
 (cold, and with a warm repository disk cache) against the same native file read through httpfs, plus the
 native local file; then what an export costs (time, bytes uploaded, objects written per snapshot).
 
@@ -89,8 +89,8 @@ def prepare_native_files(args, work, httpfs_python):
     """The 2.0.1 native file (generated with the tpch extension) and a 1.5.5 copy of the same data."""
     import duckdb
 
-    native = work / "tpch-sf1.duckdb"
-    legacy = work / f"tpch-sf1-v{HTTPFS_VERSION}.duckdb"
+    native = work / f"tpch-sf{args.sf:g}.duckdb"
+    legacy = work / f"tpch-sf{args.sf:g}-v{HTTPFS_VERSION}.duckdb"
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{args.tpch_extension}'")
     if not native.exists():
@@ -98,7 +98,7 @@ def prepare_native_files(args, work, httpfs_python):
         tmp.unlink(missing_ok=True)
         con.execute(f"ATTACH '{tmp}' AS gen")
         con.execute("USE gen")
-        con.execute("CALL dbgen(sf => 1)")
+        con.execute(f"CALL dbgen(sf => {args.sf})")
         con.execute("USE memory")
         con.execute("DETACH gen")
         tmp.rename(native)
@@ -197,7 +197,7 @@ def targets_for(args, server, endpoint, bucket, native, httpfs_python, httpfs_ex
         "native_local": (PYTHON, {"config": config, "setup": [f"ATTACH '{native}' AS db (READ_ONLY)", "USE db"]}),
         "httpfs": (httpfs_python, {"config": config, "setup": [
             f"LOAD '{httpfs_extension}'", secret,
-            f"ATTACH 's3://{bucket}/native/tpch-sf1-v{HTTPFS_VERSION}.duckdb' AS db (READ_ONLY)", "USE db"]}),
+            f"ATTACH 's3://{bucket}/native/tpch-sf{args.sf:g}-v{HTTPFS_VERSION}.duckdb' AS db (READ_ONLY)", "USE db"]}),
         "differential_cold": (PYTHON, {"config": config, "count_requests": True,
                                        "setup": [f"LOAD '{EXTENSION}'", secret, remote, "USE db"]}),
         "differential_cache": (PYTHON, {"config": config, "count_requests": True,
@@ -213,7 +213,7 @@ def write_markdown(report, path):
     sums = report["sums_of_medians"]
     lines = [
         "# S3 benchmark (bench/bench_s3.py)", "",
-        f"TPC-H SF1, {report['threads']} threads, median of {report['runs']} fresh processes per query; versitygw "
+        f"TPC-H SF{report.get('sf', 1):g}, {report['threads']} threads, median of {report['runs']} fresh processes per query; versitygw "
         f"{report['versitygw']} on loopback behind Toxiproxy adding {report['latency_ms']} ms to every answer. "
         f"DuckDB {report['duckdb']} for differential and the local file; httpfs runs on DuckDB {HTTPFS_VERSION} "
         "(the newest with an httpfs package on PyPI) against a native file that version wrote from the same data. "
@@ -262,6 +262,7 @@ def main():
     parser.add_argument("--tpch-extension", required=True)
     parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work"))
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sf", type=float, default=1.0)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--latency-ms", type=int, default=20)
     parser.add_argument("--cache-size", default="8GB")
@@ -298,7 +299,7 @@ def main():
         server.close()
     import duckdb
 
-    report = {"duckdb": duckdb.__version__, "versitygw": (REPO_ROOT / "VERSITYGW_VERSION").read_text().strip(),
+    report = {"duckdb": duckdb.__version__, "sf": args.sf, "versitygw": (REPO_ROOT / "VERSITYGW_VERSION").read_text().strip(),
               "latency_ms": args.latency_ms, "threads": args.threads, "runs": args.runs, "export": export,
               "queries": results,
               "sums_of_medians": {name: sum(r[name]["median"] for r in results) for name in results[0] if name != "query"}}

@@ -1,7 +1,7 @@
 """Writes bench/RESULTS.md and bench/tpch_ratios.png from the JSON the benchmark drivers wrote
 (`report.py tpch.json [write.json [merge.json [history.json [readers.json [compilers.json]]]]]`, or
 `report.py --tpch tpch.json` / `--write write.json` / `--history history.json` / `--merge merge.json` /
-`--readers readers.json` / `--compilers compilers.json` to replace only that section)."""
+`--readers readers.json` / `--compilers compilers.json` / `--sf10 sf10.json` to replace only that section)."""
 import json
 import pathlib
 import sys
@@ -305,6 +305,71 @@ def merge_chart(merge):
     fig.savefig(BENCH / "merge_curve.png", dpi=110)
 
 
+SF10_HEADING = "## Ten times the data: TPC-H SF10"
+
+
+def sf10_lines(sf10):
+    """SF10 local and from S3, history operations on it, and the machine's limits (bench/bench_sf10.py)."""
+    tpch, s3, ops, limits = sf10["tpch"], sf10["s3"], sf10["operations"], sf10["limits"]
+    sums, cold = s3["sums_of_medians"], tpch.get("cold")
+    export = s3["export"]
+    gib = 2 ** 30
+
+    def sec(value):
+        return f"{value:,.1f} s"
+
+    lines = [
+        SF10_HEADING,
+        "",
+        f"TPC-H SF10 ({tpch['threads']} threads): locally, the median of {tpch['runs']} warm runs per query (one "
+        f"warm-up) and of {cold['runs'] if cold else 0} cold run(s) (OS page cache dropped, a fresh DuckDB); from S3 "
+        f"(versitygw behind Toxiproxy's {s3['latency_ms']} ms, as in `S3_RESULTS.md`), {s3['runs']} fresh process(es) "
+        "per query and backend. Reproduce: `.venv/bin/python bench/bench_sf10.py --tpch-extension <tpch "
+        "extension> --json bench/work/sf10.json` then `.venv/bin/python bench/report.py --sf10 bench/work/sf10.json` "
+        "(or `make bench-sf10`).",
+        "",
+        "| measurement (sum over Q1-Q22) | baseline | differential | ratio |",
+        "|---|---|---|---:|",
+        f"| local, warm (baseline: native DuckDB on a file holding the same bytes) | "
+        f"{sec(tpch['native_sum_of_medians'])} | {sec(tpch['diff_sum_of_medians'])} | {tpch['ratio']:.3f} |",
+    ]
+    if cold:
+        lines.append(f"| local, cold (baseline: the same) | {sec(cold['native_sum_of_medians'])} | "
+                     f"{sec(cold['diff_sum_of_medians'])} | {cold['ratio']:.3f} |")
+    lines += [
+        f"| from S3, cold (baseline: httpfs on DuckDB 1.5.5) | {sec(sums['httpfs'])} | "
+        f"{sec(sums['differential_cold'])} | {sums['differential_cold'] / sums['httpfs']:.3f} |",
+        f"| from S3, warm disk cache (baseline: httpfs) | {sec(sums['httpfs'])} | {sec(sums['differential_cache'])} | "
+        f"{sums['differential_cache'] / sums['httpfs']:.3f} |",
+        f"| from S3, warm disk cache (baseline: the native file read locally, a fresh process per query) | "
+        f"{sec(sums['native_local'])} | {sec(sums['differential_cache'])} | "
+        f"{sums['differential_cache'] / sums['native_local']:.2f} |",
+        "",
+        "| operation on the SF10 database | min / median / max |",
+        "|---|---|",
+        f"| `differential_create_snapshot` after a one-row change (a fresh process each) | "
+        f"{spread(ops['snapshot'])} ms |",
+        f"| `differential_create_branch` (a fresh process each) | {spread(ops['branch'])} ms |",
+    ]
+    for step, label in (("first", "export of the first snapshot"), ("unchanged", "export of an unchanged snapshot")):
+        data = export["snapshots"][step]
+        lines.append(f"| {label} | {data['seconds']:.2f} s, {data['bytes_uploaded']:,} bytes uploaded "
+                     f"({data['bytes_uploaded'] / export['file_bytes']:.4f} of the {export['file_bytes'] / gib:.2f} GiB "
+                     f"file), {data['objects_written']} objects |")
+    footprint = "; ".join(f"{name} {size / gib:.2f} GiB" for name, size in limits["footprint"].items())
+    lines += [
+        "",
+        f"- Machine limits met: {limits['cores']} cores and {limits['memory_bytes'] / gib:.0f} GiB of memory, so "
+        "the warm runs read from DuckDB's buffer pool and the OS page cache (SF10 fits), and the cold runs read "
+        f"the disk; {limits['disk_free_before'] / gib:.0f} GiB of disk were free when the run began, and the copies "
+        f"it keeps take: {footprint}. The run took {limits['tpch_seconds'] / 60:.0f} min locally (warm and cold) "
+        f"and {limits['s3_seconds'] / 60:.0f} min for S3 (writing the 1.5.5 copy through Parquet, uploading both "
+        "copies, the cold reads behind the added latency): the reason for its fewer runs per query.",
+        f"- Every differential result hashed equal to the native file's, locally and from S3.",
+    ]
+    return lines
+
+
 COMPILERS_HEADING = "## Compilers"
 
 
@@ -479,6 +544,9 @@ def main():
         section = tpch_lines(tpch)
         splice_section(section[0], section)
         tpch_chart(tpch)
+        return
+    if sys.argv[1] == "--sf10":
+        splice_section(SF10_HEADING, sf10_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
         return
     if sys.argv[1] == "--compilers":
         splice_section(COMPILERS_HEADING, compilers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))

@@ -36,6 +36,8 @@ import duckdb, hashlib, json, sys, time
 spec = json.loads(sys.stdin.read())
 start = time.perf_counter()
 con = duckdb.connect(config=spec["config"])
+# No progress bar: it writes to stdout, where this prints its result (SF10 queries run long enough to show it).
+con.execute("SET enable_progress_bar = false")
 requests = "SELECT count(*) FROM duckdb_logs_parsed('differential') WHERE event IN ('remote_get', 'remote_list')"
 for sql in spec["setup"]:
     con.execute(sql)

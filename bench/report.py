@@ -362,8 +362,9 @@ def sf10_lines(sf10):
         f"- Machine limits met: {limits['cores']} cores and {limits['memory_bytes'] / gib:.0f} GiB of memory, so "
         "the warm runs read from DuckDB's buffer pool and the OS page cache (SF10 fits), and the cold runs read "
         f"the disk; {limits['disk_free_before'] / gib:.0f} GiB of disk were free when the run began, and the copies "
-        f"it keeps take: {footprint}. The run took {limits['tpch_seconds'] / 60:.0f} min locally (warm and cold) "
-        f"and {limits['s3_seconds'] / 60:.0f} min for S3 (writing the 1.5.5 copy through Parquet, uploading both "
+        f"it keeps take: {footprint}. The run took "
+        + (f"{limits['tpch_seconds'] / 60:.0f} min locally (warm and cold) and " if limits["tpch_seconds"] else "")
+        + f"{limits['s3_seconds'] / 60:.0f} min for S3 (writing the 1.5.5 copy through Parquet, uploading both "
         "copies, the cold reads behind the added latency): the reason for its fewer runs per query.",
         f"- Every differential result hashed equal to the native file's, locally and from S3.",
     ]

@@ -53,8 +53,8 @@ void RegisterEvictionStore(const std::string &store_url, std::function<std::shar
 
 void RegisterEvictionStore(const std::string &store_url, std::shared_ptr<ObjectStore> store,
                            const std::string &pack_prefix) {
-	std::lock_guard<std::mutex> guard(registry_lock);
-	Registry()[store_url] = {[store]() { return store; }, store, pack_prefix};
+	RegisterEvictionStore(
+	    store_url, [store]() { return store; }, pack_prefix);
 }
 
 EvictedChunkReader::EvictedChunkReader(std::shared_ptr<MetadataStore> metadata_p, std::shared_ptr<ContentCache> cache_p)

@@ -7,10 +7,11 @@ import json
 import os
 import pathlib
 import shutil
-import statistics
 import subprocess
 import sys
 import time
+
+from bench_write import directory_bytes, stats
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 BENCH = REPO_ROOT / "bench"
@@ -38,15 +39,9 @@ print(json.dumps({"seconds": time.perf_counter() - start}))
 """
 
 
-def stats(values):
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
-
-
-def directory_bytes(path):
-    path = pathlib.Path(path)
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+def footprint(path):
+    """The bytes a file or a directory takes."""
+    return path.stat().st_size if path.is_file() else directory_bytes(path)
 
 
 def snapshot_and_branch(repository, runs):
@@ -108,8 +103,8 @@ def main():
     subprocess.run([str(PYTHON), str(BENCH / "bench_s3.py"), "--sf", "10", "--tpch-extension", args.tpch_extension,
                     "--work", str(work), "--runs", str(args.s3_runs), "--json", str(s3_json),
                     "--markdown", str(work / "S3_SF10.md")], check=True)
-    s3_footprint = {"export's local repository": directory_bytes(work / "s3-repository"),
-                    "disk cache": directory_bytes(work / "s3-cache-repository")}
+    s3_footprint = {"export's local repository": footprint(work / "s3-repository"),
+                    "disk cache": footprint(work / "s3-cache-repository")}
     report = {
         "tpch": json.loads(tpch_json.read_text()),
         "operations": operations,
@@ -119,10 +114,10 @@ def main():
             "cores": os.cpu_count(),
             "disk_free_before": free_before,
             "footprint": {
-                "native file (dbgen)": directory_bytes(work / "tpch-sf10.duckdb"),
-                "native file holding differential's bytes": directory_bytes(work / "tpch-sf10-differential-bytes.duckdb"),
-                "repository": directory_bytes(work / "repository-sf10"),
-                "native file of DuckDB 1.5.5 (httpfs)": directory_bytes(work / "tpch-sf10-v1.5.5.duckdb"),
+                "native file (dbgen)": footprint(work / "tpch-sf10.duckdb"),
+                "native file holding differential's bytes": footprint(work / "tpch-sf10-differential-bytes.duckdb"),
+                "repository": footprint(work / "repository-sf10"),
+                "native file of DuckDB 1.5.5 (httpfs)": footprint(work / "tpch-sf10-v1.5.5.duckdb"),
                 **s3_footprint,
             },
             "tpch_seconds": None if reused else tpch_seconds,

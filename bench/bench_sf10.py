@@ -18,20 +18,24 @@ BENCH = REPO_ROOT / "bench"
 PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
 EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_extension"
 
-# One measurement in a fresh process: a one-row change on a branch of the SF10 database, then the snapshot, or
-# a branch of that snapshot. Main stays as dbgen made it, so the TPC-H answers stay the native file's.
+# One measurement in a fresh process: a one-row change on a branch of the SF10 database, then the snapshot (or, on a
+# scratch copy of the native file, DuckDB's own checkpoint of the same change), or a branch of that snapshot. Main stays as dbgen made it, so the TPC-H answers stay the native file's.
 WORKER = r"""
 import duckdb, json, sys, time
 spec = json.loads(sys.argv[1])
 con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
 con.execute(f"LOAD '{spec['extension']}'")
 con.execute(f"SET differential_repository = '{spec['repository']}'")
-con.execute(f"ATTACH 'differential:tpch' AS probe (BRANCH '{spec['branch']}')")
-if spec["task"] == "snapshot":
+if spec["task"] == "native_checkpoint":
+    con.execute(f"ATTACH '{spec['native']}' AS probe")
+else:
+    con.execute(f"ATTACH 'differential:tpch' AS probe (BRANCH '{spec['branch']}')")
+if spec["task"] in ("snapshot", "native_checkpoint"):
     con.execute(f"UPDATE probe.lineitem SET l_comment = 'probe {spec['round']}' "
                 "WHERE l_orderkey = 1 AND l_linenumber = 1")
     start = time.perf_counter()
-    con.execute("CALL differential_create_snapshot('probe')")
+    con.execute("CHECKPOINT probe" if spec["task"] == "native_checkpoint" else
+                "CALL differential_create_snapshot('probe')")
 else:
     start = time.perf_counter()
     con.execute(f"CALL differential_create_branch('tpch', '{spec['branch']}_{spec['round']}')")
@@ -44,8 +48,10 @@ def footprint(path):
     return path.stat().st_size if path.is_file() else directory_bytes(path)
 
 
-def snapshot_and_branch(repository, runs):
-    """Snapshot after a one-row change and branch creation on an SF10 database, each in a fresh process."""
+def snapshot_and_branch(repository, native, runs):
+    """Snapshot after a one-row change and branch creation on an SF10 database, each in a fresh process; beside the
+    snapshot, native DuckDB's checkpoint of the same change on a scratch copy of the native file (the floor: a
+    snapshot is a checkpoint plus the publication of the file's new version)."""
     import duckdb
 
     branch = f"sf10probe{time.time_ns()}"
@@ -59,14 +65,19 @@ def snapshot_and_branch(repository, runs):
         con.execute("DETACH tpch")
     con.execute(f"CALL differential_create_branch('tpch', '{branch}')")
     con.close()
-    out = {"snapshot": [], "branch": []}
-    for task in ("snapshot", "branch"):
-        for run in range(runs):
-            spec = {"extension": str(EXTENSION), "repository": str(repository), "branch": branch, "round": run,
-                    "task": task}
-            result = subprocess.run([str(PYTHON), "-c", WORKER, json.dumps(spec)], capture_output=True, text=True,
-                                    check=True)
-            out[task].append(json.loads(result.stdout.strip().splitlines()[-1])["seconds"])
+    scratch = native.with_name(native.stem + "-checkpoint-scratch.duckdb")
+    shutil.copyfile(native, scratch)
+    out = {"snapshot": [], "native_checkpoint": [], "branch": []}
+    # The snapshot and the native checkpoint take turns, so that both see the disk in the same state.
+    rounds = [(task, run) for run in range(runs) for task in ("snapshot", "native_checkpoint")]
+    rounds += [("branch", run) for run in range(runs)]
+    for task, run in rounds:
+        spec = {"extension": str(EXTENSION), "repository": str(repository), "branch": branch, "round": run,
+                "task": task, "native": str(scratch)}
+        result = subprocess.run([str(PYTHON), "-c", WORKER, json.dumps(spec)], capture_output=True, text=True,
+                                check=True)
+        out[task].append(json.loads(result.stdout.strip().splitlines()[-1])["seconds"])
+    scratch.unlink()
     con = duckdb.connect(config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{EXTENSION}'")
     con.execute(f"SET differential_repository = '{repository}'")
@@ -98,7 +109,8 @@ def main():
                         args.tpch_extension, "--work", str(work), "--runs", str(args.runs), "--cold-runs",
                         str(args.cold_runs), "--json", str(tpch_json)], check=True)
     tpch_seconds = time.perf_counter() - started
-    operations = snapshot_and_branch(work / "repository-sf10", max(args.runs, 5))
+    operations = snapshot_and_branch(work / "repository-sf10", work / "tpch-sf10-differential-bytes.duckdb",
+                                     max(args.runs, 5))
     s3_started = time.perf_counter()
     subprocess.run([str(PYTHON), str(BENCH / "bench_s3.py"), "--sf", "10", "--tpch-extension", args.tpch_extension,
                     "--work", str(work), "--runs", str(args.s3_runs), "--json", str(s3_json),

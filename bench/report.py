@@ -349,6 +349,14 @@ def sf10_lines(sf10):
         "|---|---|",
         f"| `differential_create_snapshot` after a one-row change (a fresh process each) | "
         f"{spread(ops['snapshot'])} ms |",
+    ]
+    if "native_checkpoint" in ops:
+        snap, floor = ops["snapshot"]["median"], ops["native_checkpoint"]["median"]
+        lines.append(f"| native DuckDB's `CHECKPOINT` of the same change, taking turns with the snapshot (a fresh "
+                     f"process each, a scratch copy of the native file; the snapshot's floor) | "
+                     f"{spread(ops['native_checkpoint'])} ms; the snapshot's median is {snap / floor:.2f}x it, "
+                     f"{(snap - floor) * 1e3:+.1f} ms |")
+    lines += [
         f"| `differential_create_branch` (a fresh process each) | {spread(ops['branch'])} ms |",
     ]
     for step, label in (("first", "export of the first snapshot"), ("unchanged", "export of an unchanged snapshot")):

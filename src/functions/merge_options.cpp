@@ -16,6 +16,7 @@ static const char *LIMIT_OPTIONS[] = {"max_rows_read", "max_bytes_read", "max_st
 void AddMergeOptions(TableFunction &function, MergeOptionSet set) {
 	auto &signature = function.GetSignature();
 	signature.AddKeywordOnly("schema_mode", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	signature.AddKeywordOnly("nested", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
 	auto map_type = LogicalType::MAP(LogicalType::VARCHAR, LogicalType::VARCHAR);
 	signature.AddKeywordOnly("resolution_tables", map_type, Value(map_type));
 	for (auto name : LIMIT_OPTIONS) {
@@ -72,6 +73,7 @@ static int64_t NonNegative(TableFunctionBindInput &input, const std::string &nam
 MergeOptions ReadMergeOptions(ClientContext &context, TableFunctionBindInput &input) {
 	MergeOptions options;
 	options.schema_mode = ParseSchemaMode(NamedString(input, "schema_mode"));
+	options.nested_mode = ParseNestedMode(NamedString(input, "nested"));
 	for (auto &entry : input.named_parameters) {
 		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "resolution_tables") {
 			options.resolution_tables = ParseResolutionMapping(entry.second);

@@ -1,4 +1,4 @@
-// The named options every merge function shares (schema_mode, resolution_tables, limits) and the
+// The named options every merge function shares (schema_mode, nested, resolution_tables, limits) and the
 // preview ones (validate, conflict paging), read at bind; session settings are read at execution.
 #pragma once
 

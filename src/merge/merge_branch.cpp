@@ -46,9 +46,9 @@ static std::string Provenance(MetadataStore &metadata, const std::string &reposi
 	};
 	return "{\"algorithm\": \"differential-three-way-cell-1\", \"operation\": " + JsonText(operation) +
 	       ", \"request_id\": " + (record.request_id.empty() ? std::string("null") : JsonText(record.request_id)) +
-	       ", \"schema_mode\": " + JsonText(ToString(options.schema_mode)) + ", " +
-	       input("base", record.base_snapshot_id) + ", " + input("ours", record.ours_snapshot_id) + ", " +
-	       input("theirs", record.theirs_snapshot_id) + "}";
+	       ", \"schema_mode\": " + JsonText(ToString(options.schema_mode)) +
+	       ", \"nested\": " + JsonText(ToString(options.nested_mode)) + ", " + input("base", record.base_snapshot_id) +
+	       ", " + input("ours", record.ours_snapshot_id) + ", " + input("theirs", record.theirs_snapshot_id) + "}";
 }
 
 //! Compares and stages; refuses what cannot be published (a violated constraint, a schema conflict,

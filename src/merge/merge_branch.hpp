@@ -18,10 +18,11 @@ class DatabaseInstance;
 
 namespace differential {
 
-//! Per-call options. schema_mode and resolution_tables belong to a request's identity; limits,
-//! settings and preview paging do not (a retry may change them).
+//! Per-call options. schema_mode, nested_mode and resolution_tables belong to a request's identity;
+//! limits, settings and preview paging do not (a retry may change them).
 struct MergeOptions {
 	SchemaMode schema_mode = SchemaMode::STRICT;
+	NestedMode nested_mode = NestedMode::WHOLE;
 	ResolutionMapping resolution_tables;
 	MergeLimits limits;
 	int64_t max_concurrent = 2;

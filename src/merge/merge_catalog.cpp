@@ -239,6 +239,7 @@ static void ReadColumns(duckdb::Connection &connection, const std::string &alias
 			}
 			table.columns[i].type = probe->GetTypes()[i].ToString();
 			table.columns[i].nested = probe->GetTypes()[i].IsNested();
+			table.columns[i].fields = FieldTreeOf(table.columns[i].name, probe->GetTypes()[i]);
 		}
 	}
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "merge/struct_fields.hpp"
+
 namespace duckdb {
 class Connection;
 }
@@ -26,6 +28,8 @@ struct ColumnDef {
 	//! Part of the key, a UNIQUE or CHECK constraint, or an index: such a column cannot simply be removed.
 	bool constrained = false;
 	bool nested = false;
+	//! The bound type's STRUCT fields (field-level merges).
+	FieldTree fields;
 	bool operator==(const ColumnDef &other) const {
 		return CatalogKey(name) == CatalogKey(other.name) && type == other.type && nullable == other.nullable &&
 		       default_sql == other.default_sql && constrained == other.constrained;

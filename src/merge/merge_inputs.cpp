@@ -94,6 +94,7 @@ bool Trivial(const MergeBranchResult &inputs) {
 SessionSettings Settings(const MergeOptions &options, const std::string &time_zone, const std::string &calendar) {
 	SessionSettings settings;
 	settings.schema_mode = options.schema_mode;
+	settings.nested_mode = options.nested_mode;
 	settings.time_zone = time_zone;
 	settings.calendar = calendar;
 	settings.conflict_limit = options.conflict_limit;

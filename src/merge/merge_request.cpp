@@ -14,6 +14,9 @@ std::string MergeOptions::Canonical() const {
 	if (schema_mode != SchemaMode::STRICT) {
 		out += std::string("|schema_mode=") + ToString(schema_mode);
 	}
+	if (nested_mode != NestedMode::WHOLE) {
+		out += std::string("|nested=") + ToString(nested_mode);
+	}
 	if (!resolution_tables.empty()) {
 		out += "|resolution_tables=" + CanonicalMapping(resolution_tables);
 	}

@@ -58,7 +58,7 @@ MergeSession::MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &me
 		Attach(ours, "SNAPSHOT " + std::to_string(inputs.ours) + ", READ_ONLY");
 		Attach(theirs, "SNAPSHOT " + std::to_string(inputs.theirs) + ", READ_ONLY");
 		operation.Phase(MergePhase::PLANNING);
-		ReadCatalogs(settings.schema_mode);
+		ReadCatalogs(settings);
 	} catch (...) {
 		// The destructor does not run for a constructor that throws: release the inputs here.
 		DetachAll();
@@ -101,7 +101,7 @@ void MergeSession::FreezeSettings(const SessionSettings &frozen) {
 
 //! Every input is read before refusing, so the refusal names the first unsupported object of each
 //! input (one fix per branch, not one per attempt).
-void MergeSession::ReadCatalogs(SchemaMode mode) {
+void MergeSession::ReadCatalogs(const SessionSettings &settings) {
 	CatalogSide b, o, t;
 	std::string unsupported;
 	for (auto side : {std::make_tuple(&b, &base, "the base"), std::make_tuple(&o, &ours, "ours"),
@@ -118,7 +118,10 @@ void MergeSession::ReadCatalogs(SchemaMode mode) {
 	if (!unsupported.empty()) {
 		Fail(ErrorCode::MERGE_UNSUPPORTED, unsupported);
 	}
-	plan = PlanSchema(b, o, t, mode);
+	plan = PlanSchema(b, o, t, settings.schema_mode);
+	for (auto &table : plan.tables) {
+		table.shape.nested_mode = settings.nested_mode;
+	}
 	DecideWholeTables();
 }
 
@@ -207,16 +210,28 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 		}
 		auto columns = row.GetBaseValue(nk + 4);
 		duckdb::vector<Value> cells;
-		for (auto &name : duckdb::ListValue::GetChildren(columns)) {
+		for (auto &entry : duckdb::ListValue::GetChildren(columns)) {
+			auto name = entry.ToString();
 			for (size_t i = 0; i < values.size(); i++) {
-				if (values[i] != name.ToString()) {
+				// A STRUCT field's path (merging by field) shows the field's values, not the whole cell's.
+				auto fields = table.FieldsOf(values[i]);
+				auto at = nk + 5 + 3 * i;
+				Value sides[3];
+				bool found = true;
+				for (size_t side = 0; side < 3 && found; side++) {
+					auto cell = row.GetBaseValue(at + side);
+					found = fields ? ValueAtPath(*fields, values[i], name, cell, sides[side]) : values[i] == name;
+					if (!fields) {
+						sides[side] = cell;
+					}
+				}
+				if (!found) {
 					continue;
 				}
-				auto at = nk + 5 + 3 * i;
-				cells.push_back(Value::STRUCT({{"column_name", Value(values[i])},
-				                               {"base", MakeTypedValue(values[i], row.GetBaseValue(at))},
-				                               {"ours", MakeTypedValue(values[i], row.GetBaseValue(at + 1))},
-				                               {"theirs", MakeTypedValue(values[i], row.GetBaseValue(at + 2))}}));
+				cells.push_back(Value::STRUCT({{"column_name", Value(name)},
+				                               {"base", MakeTypedValue(name, sides[0])},
+				                               {"ours", MakeTypedValue(name, sides[1])},
+				                               {"theirs", MakeTypedValue(name, sides[2])}}));
 			}
 		}
 

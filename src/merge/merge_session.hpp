@@ -46,6 +46,7 @@ struct MergeInputs {
 
 struct SessionSettings {
 	SchemaMode schema_mode = SchemaMode::STRICT;
+	NestedMode nested_mode = NestedMode::WHOLE;
 	std::string time_zone;
 	std::string calendar;
 	int64_t conflict_limit = 100;
@@ -92,7 +93,7 @@ private:
 	void Attach(const std::string &alias, const std::string &options);
 	void DetachAll();
 	void FreezeSettings(const SessionSettings &settings);
-	void ReadCatalogs(SchemaMode mode);
+	void ReadCatalogs(const SessionSettings &settings);
 	//! Decides each table without a primary key from its contents: which side changed it, what the
 	//! result takes; refuses one both sides changed (whole_tables.cpp).
 	void DecideWholeTables();

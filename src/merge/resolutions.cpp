@@ -277,6 +277,15 @@ static DecisionMatch MatchByKey(const TableShape &table, const std::string &deci
 	return match;
 }
 
+//! SQL: the _merge_columns key `key` decides the conflict part `part`: it names it, or (merging STRUCTs field by
+//! field) a STRUCT that holds it, deciding all of its conflicting fields at once.
+static std::string Covers(const TableShape &table, const std::string &key, const std::string &part) {
+	if (table.nested_mode != NestedMode::FIELDS) {
+		return part + " = " + key;
+	}
+	return "(" + part + " = " + key + " OR starts_with(" + part + ", " + key + " || '.'))";
+}
+
 //! Every decision must be well formed, match a conflict of this merge and suit its kind.
 static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &r,
                                    const DecisionMatch &m) {
@@ -300,11 +309,14 @@ static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableSh
 	       "takes ours, theirs, delete or custom");
 	Refuse(connection,
 	       "SELECT " + m.key_sql + joined +
-	           " WHERE r.action = 'cells' AND (cols IS NULL OR len([c FOR c IN map_keys(cols) IF NOT list_contains("
-	           "d.conflict_columns, c)]) > 0 OR len([v FOR v IN map_values(cols) IF v IS NULL OR v NOT IN ('ours', "
-	           "'theirs', 'custom')]) > 0)",
+	           " WHERE r.action = 'cells' AND (cols IS NULL OR len([c FOR c IN map_keys(cols) IF "
+	           "NOT len([x FOR x IN d.conflict_columns IF " +
+	           Covers(table, "c", "x") +
+	           "]) > 0]) > 0 OR len([v FOR v IN map_values(cols) IF v IS NULL OR v NOT IN ('ours', 'theirs', "
+	           "'custom')]) > 0)",
 	       table.name,
-	       "has _merge_columns that name a column without a conflict or choose other than ours, theirs or custom");
+	       "has _merge_columns that name a column (or field) without a conflict or choose other than ours, theirs or "
+	       "custom");
 	Refuse(connection,
 	       "SELECT " + m.key_sql + from + " WHERE r.action <> 'cells' AND cols IS NOT NULL AND cardinality(cols) > 0",
 	       table.name, "has _merge_columns, which only a 'cells' decision takes (leave it NULL)");
@@ -315,12 +327,17 @@ static void SettleConflicts(duckdb::Connection &connection, const TableShape &ta
                             const std::string &r, const DecisionMatch &m) {
 	auto values = table.ValueColumns();
 	std::vector<std::string> set;
+	auto choice = [](const std::string &path) {
+		return "r.cols[" + SqlLiteral(path) + "]";
+	};
 	for (size_t i = 0; i < values.size(); i++) {
-		auto o = "d." + N("o_", i), t = "d." + N("t_", i), merged = "d." + N("m_", i), custom = "r." + N("r_", i);
-		set.push_back(N("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + N("c_", i) +
-		              " THEN CASE r.cols[" + SqlLiteral(values[i]) + "] WHEN 'ours' THEN " + o +
-		              " WHEN 'theirs' THEN " + t + " ELSE " + custom + " END ELSE " + merged +
-		              " END WHEN 'theirs' THEN " + t + " WHEN 'custom' THEN " + custom + " ELSE " + merged + " END");
+		CellChoice in {"d." + N("b_", i), "d." + N("o_", i), "d." + N("t_", i), "r." + N("r_", i), choice};
+		auto merged = "d." + N("m_", i);
+		auto fields = table.FieldsOf(values[i]);
+		auto cells = ResolvedCell(fields ? *fields : FieldTree(), fields != nullptr, values[i], in);
+		set.push_back(N("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + N("c_", i) + " THEN " + cells +
+		              " ELSE " + merged + " END WHEN 'theirs' THEN " + in.t + " WHEN 'custom' THEN " + in.custom +
+		              " ELSE " + merged + " END");
 	}
 	set.push_back("action = CASE r.action WHEN 'cells' THEN 'update' WHEN 'ours' THEN 'keep' WHEN 'theirs' THEN "
 	              "CASE WHEN d.in_t AND d.in_o THEN 'update' WHEN d.in_t THEN 'insert' WHEN d.in_o THEN 'delete' "
@@ -331,8 +348,9 @@ static void SettleConflicts(duckdb::Connection &connection, const TableShape &ta
 	// conflict stays, and the merge refuses with merge_conflict.
 	RunSql(connection, "UPDATE " + decisions + " AS d SET " + JoinSql(set, ", ", "") + " FROM " + r + " r WHERE " +
 	                       m.on +
-	                       " AND d.action LIKE 'conflict:%' AND (r.action <> 'cells' OR list_has_all("
-	                       "map_keys(r.cols), d.conflict_columns))");
+	                       " AND d.action LIKE 'conflict:%' AND (r.action <> 'cells' OR len([x FOR x IN "
+	                       "d.conflict_columns IF NOT len([c FOR c IN map_keys(r.cols) IF " +
+	                       Covers(table, "c", "x") + "]) > 0]) = 0)");
 }
 
 void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,

@@ -90,6 +90,7 @@ static void SetShape(TablePlan &plan, const TableDef &layout, const TableDef *b,
 static void AddColumn(TablePlan &plan, const ColumnDef &column) {
 	plan.shape.columns.push_back(column.name);
 	plan.shape.types.push_back(column.type);
+	plan.shape.fields.push_back(column.fields);
 }
 
 //! Keys, constraints, indexes and the definitions of kept columns never merge as changes.

@@ -33,6 +33,24 @@ std::string TableShape::TypeOf(const std::string &column) const {
 	return "VARCHAR";
 }
 
+const FieldTree *TableShape::FieldsOf(const std::string &column) const {
+	if (nested_mode != NestedMode::FIELDS) {
+		return nullptr;
+	}
+	for (size_t i = 0; i < columns.size() && i < fields.size(); i++) {
+		if (columns[i] == column && fields[i].IsStruct()) {
+			return &fields[i];
+		}
+	}
+	return nullptr;
+}
+
+CellDecision TableShape::DecideCell(const std::string &column, const std::string &b, const std::string &o,
+                                    const std::string &t) const {
+	auto tree = FieldsOf(column);
+	return tree ? FieldDecision(*tree, column, b, o, t) : WholeValueDecision(column, b, o, t);
+}
+
 std::string JoinSql(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty) {
 	if (parts.empty()) {
 		return empty;
@@ -150,19 +168,25 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
 		auto b = N("b_", i), o = N("o_", i), t = N("t_", i);
+		auto cell = table.DecideCell(values[i], b, o, t);
 		o_changed.push_back(o + " IS DISTINCT FROM " + b);
 		t_changed.push_back(t + " IS DISTINCT FROM " + b);
 		differ.push_back(o + " IS DISTINCT FROM " + t);
-		cell_conflict.push_back("(" + o + " IS DISTINCT FROM " + b + " AND " + t + " IS DISTINCT FROM " + b + " AND " +
-		                        o + " IS DISTINCT FROM " + t + ")");
+		cell_conflict.push_back(cell.conflict);
 		takes_theirs.push_back("(" + o + " IS NOT DISTINCT FROM " + b + " AND " + t + " IS DISTINCT FROM " + b + ")");
-		decided.push_back("CASE WHEN " + o + " IS NOT DISTINCT FROM " + b + " THEN " + t + " ELSE " + o + " END AS " +
-		                  N("m_", i));
+		if (cell.combines) {
+			// Ours changed some fields and theirs others: the merged value is neither side's.
+			takes_theirs.back() = "(" + takes_theirs.back() + " OR (" + cell.merged + ") IS DISTINCT FROM " + o + ")";
+		}
+		decided.push_back(cell.merged + " AS " + N("m_", i));
 		decided.push_back("in_b AND in_o AND in_t AND " + cell_conflict.back() + " AS " + N("c_", i));
-		// The columns a conflict is about: the clashing cells, the cells two insertions disagree on,
-		// or the cells the updating side of a delete_update changed.
-		columns.push_back("CASE WHEN CASE action WHEN 'conflict:cell' THEN " + N("c_", i) +
-		                  " WHEN 'conflict:insert_insert' THEN " + differ.back() +
+		// The columns a conflict is about: the clashing cells (or fields of them), the cells two insertions
+		// disagree on, or the cells the updating side of a delete_update changed.
+		for (auto &part : cell.parts) {
+			columns.push_back("CASE WHEN action = 'conflict:cell' AND " + part.conflict + " THEN " +
+			                  SqlLiteral(part.path) + " END");
+		}
+		columns.push_back("CASE WHEN CASE action WHEN 'conflict:insert_insert' THEN " + differ.back() +
 		                  " WHEN 'conflict:delete_update' THEN CASE WHEN in_o THEN " + o_changed.back() + " ELSE " +
 		                  t_changed.back() + " END ELSE false END THEN " + SqlLiteral(values[i]) + " END");
 	}

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "merge/struct_fields.hpp"
+
 namespace differential {
 
 //! Which of the result's columns an input has; an input without the table contributes no rows, one
@@ -24,10 +26,19 @@ struct TableShape {
 	std::vector<std::string> columns;
 	std::vector<std::string> types;
 	std::vector<std::string> key;
+	//! Per column, its STRUCT fields (a leaf for any other type): with NestedMode::FIELDS a STRUCT cell is
+	//! decided field by field.
+	std::vector<FieldTree> fields;
+	NestedMode nested_mode = NestedMode::WHOLE;
 	SideColumns base, ours, theirs;
 	//! The non-key columns, in order: value column i of the decision table is values[i].
 	std::vector<std::string> ValueColumns() const;
 	std::string TypeOf(const std::string &column) const;
+	//! The STRUCT fields `column` is decided by, or nullptr when it is decided as a whole value.
+	const FieldTree *FieldsOf(const std::string &column) const;
+	//! How the cell of `column` is decided from its base, ours and theirs expressions.
+	CellDecision DecideCell(const std::string &column, const std::string &b, const std::string &o,
+	                        const std::string &t) const;
 };
 
 struct TableMergeCounts {
@@ -77,8 +88,8 @@ struct InputReads {
 
 //! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence
 //! flags in_b/in_o/in_t, base, ours and theirs values b_i/o_i/t_i of the value columns, the merged values m_i, the
-//! cell-conflict flags c_i, `conflict_columns` (the columns a conflict involves), `resolved` (false), and `action`:
-//! keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
+//! cell-conflict flags c_i, `conflict_columns` (the columns, or STRUCT field paths, a conflict involves), `resolved`
+//! (false), and `action`: keep, insert, update, delete, or conflict:<cell | insert_insert | delete_update>.
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
                           const std::string &theirs, const InputReads &reads = InputReads());
 //! Counts over a materialized decision table, in the column order of TableMergeCounts.

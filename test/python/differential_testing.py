@@ -85,6 +85,30 @@ def repository_state(con):
     return state
 
 
+def three_way_database(con, name, columns, rows_of):
+    """Database `name` with table m (`columns`: its column definitions): the base is snapshot 1, ours main
+    (snapshot 2), theirs branch 'theirs' (snapshot 3); rows_of(i) gives the row literals of base, ours, theirs."""
+    con.execute(f"ATTACH 'differential:{name}' AS {name}")
+    con.execute(f"CREATE TABLE {name}.m ({columns})")
+
+    def load(target, index):
+        con.execute(f"DELETE FROM {target}.m")
+        values = rows_of(index)
+        if values:
+            con.execute(f"INSERT INTO {target}.m VALUES " + ", ".join(values))
+
+    load(name, 0)
+    con.execute(f"CALL differential_create_snapshot('{name}')")
+    con.execute(f"CALL differential_create_branch('{name}', 'theirs', snapshot => 1)")
+    con.execute(f"ATTACH 'differential:{name}' AS {name}_theirs (BRANCH 'theirs')")
+    load(f"{name}_theirs", 2)
+    con.execute(f"CALL differential_create_snapshot('{name}_theirs')")
+    con.execute(f"DETACH {name}_theirs")
+    load(name, 1)
+    con.execute(f"CALL differential_create_snapshot('{name}')")
+    con.execute(f"DETACH {name}")
+
+
 def run_python(code, timeout=120, env=None):
     """Runs a Python snippet in another process (with this module importable) and returns its stdout."""
     full_env = dict(os.environ)

@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from differential_testing import refused, repository_state
+from differential_testing import refused, repository_state, three_way_database
 
 ABSENT = object()
 NULL = "NULL"
@@ -98,25 +98,8 @@ def scenarios(values):
 
 def build(con, name, column_type, rows):
     """Database `name`: base on snapshot 1, ours on main (snapshot 2), theirs on branch 'theirs' (3)."""
-    con.execute(f"ATTACH 'differential:{name}' AS {name}")
-    con.execute(f"CREATE TABLE {name}.m (k INTEGER PRIMARY KEY, v {column_type})")
-
-    def load(target, index):
-        con.execute(f"DELETE FROM {target}.m")
-        values = [f"({k}, {side[index]})" for k, side in rows if side[index] is not ABSENT]
-        if values:
-            con.execute(f"INSERT INTO {target}.m VALUES " + ", ".join(values))
-
-    load(name, 0)
-    con.execute(f"CALL differential_create_snapshot('{name}')")
-    con.execute(f"CALL differential_create_branch('{name}', 'theirs', snapshot => 1)")
-    con.execute(f"ATTACH 'differential:{name}' AS {name}_theirs (BRANCH 'theirs')")
-    load(f"{name}_theirs", 2)
-    con.execute(f"CALL differential_create_snapshot('{name}_theirs')")
-    con.execute(f"DETACH {name}_theirs")
-    load(name, 1)
-    con.execute(f"CALL differential_create_snapshot('{name}')")
-    con.execute(f"DETACH {name}")
+    three_way_database(con, name, f"k INTEGER PRIMARY KEY, v {column_type}",
+                       lambda i: [f"({k}, {side[i]})" for k, side in rows if side[i] is not ABSENT])
 
 
 @pytest.mark.parametrize("column_type", list(TYPES))

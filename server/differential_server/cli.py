@@ -159,8 +159,10 @@ def branch_diff(db: str = typer.Option(...), branch: str = typer.Option(...), ta
 
 @branch_app.command("propose")
 def branch_propose(db: str = typer.Option(...), branch: str = typer.Option(...),
-                   on_conflict: str | None = typer.Option(None), key: list[str] = typer.Option([])) -> None:
-    _call("POST", f"/api/branch/{db}/branches/{branch}/propose", json={"on_conflict": on_conflict, "keys": key})
+                   on_conflict: str | None = typer.Option(None), key: list[str] = typer.Option([]),
+                   nested: str | None = typer.Option(None)) -> None:
+    _call("POST", f"/api/branch/{db}/branches/{branch}/propose",
+          json={"on_conflict": on_conflict, "keys": key, "nested": nested})
 
 
 @branch_app.command("merge")

@@ -85,17 +85,77 @@ def _row(cur: Any, alias: str, d: dict, key_values: list[dict]) -> dict | None:
     return None if row is None else {n: jsonable(v) for n, v in zip(names, row, strict=True)}
 
 
+def _names(path: str) -> list[str]:
+    """Field names of a path's tail (`theme`, `address.city`, `"lang.code"`: a quoted name may hold dots)."""
+    names: list[str] = []
+    name, quoted, i = "", False, 0
+    while i < len(path):
+        ch = path[i]
+        if quoted and ch == '"' and path[i + 1:i + 2] == '"':
+            name, i = name + '"', i + 2
+            continue
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "." and not quoted:
+            names, name = names + [name], ""
+        else:
+            name += ch
+        i += 1
+    return names + [name]
+
+
+def _split(row: dict, path: str) -> tuple[str, list[str]]:
+    """A conflict's column, or STRUCT field path (merging by field: `settings.theme`), as column and field names."""
+    for column in sorted(row, key=len, reverse=True):
+        if path == column:
+            return column, []
+        if path.startswith(column + "."):
+            return column, _names(path[len(column) + 1:])
+    return path, []
+
+
+def _at(value: Any, names: list[str]) -> Any:
+    for name in names:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+def _replaced(value: Any, names: list[str], part: Any) -> Any:
+    if not names:
+        return part
+    out = dict(value) if isinstance(value, dict) else {}
+    out[names[0]] = _replaced(out.get(names[0]), names[1:], part)
+    return out
+
+
+def _fields_merged(fork: Any, main: Any, branch: Any) -> Any:
+    """The extension's field-level rule for STRUCT values present on all three sides (a clash keeps main's)."""
+    if isinstance(fork, dict) and isinstance(main, dict) and isinstance(branch, dict):
+        return {k: _fields_merged(fork.get(k), main.get(k), branch.get(k)) for k in main}
+    return branch if main == fork else main
+
+
 def _outcomes(conflict: dict, fork: dict | None, main: dict | None, branch: dict | None) -> dict[str, Any]:
     """The row main holds after the merge under each policy (None: the row is absent)."""
     if conflict["kind"] != "cell" or main is None or branch is None:
         return {"main": main, "branch": branch}
+    parts = [_split(main, p) for p in conflict["columns"]]
     merged = dict(main)
     for column, value in branch.items():
-        # The branch's own changes outside the conflicting columns merge under either policy.
-        if column not in conflict["columns"] and (fork is None or fork.get(column) != value):
+        old = None if fork is None else fork.get(column)
+        # The branch's own changes outside the conflicting parts merge under either policy: whole columns, or
+        # (merging by field) the other fields of a STRUCT with a conflicting field.
+        if any(c == column and names for c, names in parts):
+            merged[column] = _fields_merged(old, main.get(column), value)
+        elif column not in conflict["columns"] and (fork is None or old != value):
             merged[column] = value
-    return {"main": {**merged, **{c: main[c] for c in conflict["columns"]}},
-            "branch": {**merged, **{c: branch[c] for c in conflict["columns"]}}}
+
+    def keeping(side: dict) -> dict:
+        out = dict(merged)
+        for column, names in parts:
+            out[column] = _replaced(out[column], names, _at(side[column], names))
+        return out
+    return {"main": keeping(main), "branch": keeping(branch)}
 
 
 def _refusals(analysis: dict, conflicts: list) -> dict[str, str | None]:
@@ -118,13 +178,14 @@ def _refusals(analysis: dict, conflicts: list) -> dict[str, str | None]:
 def preview(engine: Engine, state: State, database: str, name: str, author: str) -> dict[str, Any]:
     """The merge decision as it stands at main's head: each conflict's rows and what each policy keeps."""
     live = branches.live_branch(state, database, name)
-    proposal = state.one("SELECT id, policy, keys FROM proposals WHERE branch_id = ? AND state IN ('open', 'merging')"
-                         " ORDER BY id DESC LIMIT 1", (live["id"],))
+    proposal = state.one("SELECT id, policy, keys, nested FROM proposals WHERE branch_id = ? AND state IN ('open',"
+                         " 'merging') ORDER BY id DESC LIMIT 1", (live["id"],))
     keys = json.loads(proposal["keys"]) if proposal else {}
+    nested = proposal["nested"] if proposal else None
     with engine.gate(database).shared():
         fork, head = engine.live_branch_head(database, name)
         main_head = engine.snapshot_main_if_dirty(database, author, f"main at the preview of {name}")
-        analysis = assess(engine, database, name, fork, head, main_head, keys)
+        analysis = assess(engine, database, name, fork, head, main_head, keys, nested)
         conflicts = []
         with engine.snapshots(database, fork, head, main_head) as (cur, aliases):
             defs = table_defs(cur, aliases[1])
@@ -136,6 +197,7 @@ def preview(engine: Engine, state: State, database: str, name: str, author: str)
                                   "keeps": _outcomes(c, rows[0], rows[2], rows[1])})
     return {"database": database, "branch": name, "fork_snapshot": fork, "branch_head": head, "main_head": main_head,
             "open_proposal": proposal["id"] if proposal else None, "policy": proposal["policy"] if proposal else None,
+            "nested": nested or "whole",
             "tables": analysis["tables"], "table_conflicts": analysis["table_conflicts"],
             "blocker": analysis["blocker"],
             "conflicts": conflicts, "key_matches": analysis["key_matches"],

@@ -46,6 +46,10 @@ MIGRATIONS: list[str] = [
     CREATE INDEX proposals_branch ON proposals(branch_id, id);
     CREATE INDEX audit_at ON audit(at);
     """,
+    # How the proposal merges STRUCT values: 'whole' (NULL) or 'fields', the extension's `nested` option.
+    """
+    ALTER TABLE proposals ADD COLUMN nested TEXT;
+    """,
 ]
 
 

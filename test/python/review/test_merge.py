@@ -185,3 +185,43 @@ def test_key_match_main_made_after_the_proposal_is_conflicts_changed(world):
     world.sql("alice", "INSERT INTO items VALUES (350, 'main row', 2, 'sku-late')")
     with unchanged(world):
         refused(world.merge("rob", "late", pid), 409, "conflicts_changed")
+
+
+def setup_struct_edits(world, branch="prefs"):
+    """Row 1: the branch changes settings.theme, main settings.lang. Row 2: both change settings.theme, and the
+    branch also settings.size, main settings.lang."""
+    assert world.sql("alice", "CREATE TABLE prefs (id INTEGER PRIMARY KEY, "
+                              "settings STRUCT(theme VARCHAR, lang VARCHAR, size INTEGER))").status_code == 200
+    assert world.sql("alice", "INSERT INTO prefs VALUES (1, {'theme': 'plain', 'lang': 'en', 'size': 1}), "
+                              "(2, {'theme': 'plain', 'lang': 'en', 'size': 1})").status_code == 200
+    assert world.create("mia", branch).status_code == 201
+    for statement in ("UPDATE prefs SET settings = {'theme': 'light', 'lang': 'en', 'size': 1} WHERE id = 1",
+                      "UPDATE prefs SET settings = {'theme': 'light', 'lang': 'en', 'size': 2} WHERE id = 2"):
+        assert world.sql("mia", statement, branch=branch).json()["changed"]
+    for statement in ("UPDATE prefs SET settings = {'theme': 'plain', 'lang': 'fr', 'size': 1} WHERE id = 1",
+                      "UPDATE prefs SET settings = {'theme': 'dark', 'lang': 'fr', 'size': 1} WHERE id = 2"):
+        assert world.sql("alice", statement).json()["changed"]
+
+
+def test_nested_fields_merges_struct_fields_and_the_policy_decides_the_clashing_field(world):
+    setup_struct_edits(world)
+    whole = world.propose("mia", "prefs").json()["changes"]["conflicts"]
+    assert [(c["key"], c["columns"]) for c in whole] == [({"id": "1"}, ["settings"]), ({"id": "2"}, ["settings"])]
+    with unchanged(world):
+        refused(world.propose("mia", "prefs", nested="deep"), 400, "invalid_request")
+    proposal = world.propose("mia", "prefs", on_conflict="branch", nested="fields").json()
+    assert proposal["merge"]["nested"] == "fields"
+    assert [(c["key"], c["columns"]) for c in proposal["changes"]["conflicts"]] == [({"id": "2"}, ["settings.theme"])]
+    preview = world.call("rob", "GET", "/api/branch/shop/branches/prefs/preview").json()
+    assert preview["nested"] == "fields"
+    [conflict] = preview["conflicts"]
+    assert conflict["keeps"]["main"]["settings"] == {"theme": "dark", "lang": "fr", "size": 2}
+    assert conflict["keeps"]["branch"]["settings"] == {"theme": "light", "lang": "fr", "size": 2}
+    merged = world.merge("rob", "prefs", proposal["merge"]["id"])
+    assert merged.status_code == 200, merged.text
+    assert world.rows("SELECT id, settings.theme, settings.lang, settings.size FROM prefs ORDER BY id") == [
+        [1, "light", "fr", 1], [2, "light", "fr", 2]]
+    decisions = world.service.engine.cursor().execute(
+        "SELECT table_name, action, columns FROM differential_merge_resolutions('shop', ?)",
+        [merged.json()["merge"]["request_id"]]).fetchall()
+    assert decisions == [("prefs", "cells", {"settings.theme": "theirs"})]

@@ -125,6 +125,36 @@ def test_spec_block_merging_on_s3(tmp_path, s3):
     assert head_path(s3).stat().st_mtime_ns == before
 
 
+def test_struct_fields_merge_on_s3_and_another_host_sees_both_changes(tmp_path, s3):
+    """nested => 'fields' on S3: two sides changing different fields of one STRUCT value both land in the moved head,
+    and a retry with the other mode is refused as another request."""
+    con = connect(tmp_path / "repo")
+    con.execute(s3.secret_sql)
+    con.execute(f"ATTACH 'differential:prefs' AS prefs (DATA_PATH '{s3.url}')")
+    con.execute("CREATE TABLE prefs.users (id INTEGER PRIMARY KEY, settings STRUCT(theme VARCHAR, lang VARCHAR))")
+    con.execute("INSERT INTO prefs.users VALUES (1, {'theme': 'plain', 'lang': 'en'})")
+    con.execute("CALL differential_create_snapshot('prefs')")
+    con.execute("CALL differential_create_branch('prefs', 'agent')")
+    con.execute("ATTACH 'differential:prefs' AS agent (BRANCH 'agent')")
+    con.execute("UPDATE agent.users SET settings = {'theme': 'dark', 'lang': 'en'}")
+    con.execute("CALL differential_create_snapshot('agent')")
+    con.execute("UPDATE prefs.users SET settings = {'theme': 'plain', 'lang': 'fr'}")
+    con.execute("CALL differential_create_snapshot('prefs')")
+    con.execute("DETACH prefs")
+    con.execute("DETACH agent")
+    merge = ("SELECT merge_action FROM differential_merge_branch('prefs', 'main', 'agent', 'main', "
+             "request_id => 'fields-1', nested => 'fields')")
+    assert con.execute(merge).fetchone()[0] == "merged"
+    before = repository_state(con)
+    refused(con, merge.replace("'fields')", "'whole')"), "merge_request_mismatch")
+    assert repository_state(con) == before
+    other = connect(tmp_path / "host2")
+    other.execute(s3.secret_sql)
+    other.execute(f"ATTACH 'differential:{s3.url}heads/prefs/main' AS prefs_latest")
+    assert other.execute("SELECT settings.theme, settings.lang FROM prefs_latest.users").fetchall() == [("dark", "fr")]
+    other.close()
+
+
 def test_merge_request_required(tmp_path, s3):
     con = build_sales(tmp_path / "repo", s3)
     before = repository_state(con)

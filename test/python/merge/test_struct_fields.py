@@ -264,6 +264,10 @@ def test_two_sides_changing_different_fields_both_land(con):
     assert conflicts_reported(con, "settings", "whole") == [(1, "cell", ["s"])]
     assert con.execute("SELECT conflicts FROM differential_merge_branch_preview('settings', 'main', 'theirs', "
                        "nested => 'fields')").fetchall() == [(0,)]
+    # The snapshot form takes the option too.
+    for mode, conflicts in (("whole", 1), ("fields", 0)):
+        assert con.execute("SELECT conflicts FROM differential_merge_snapshots_preview('settings', 1, 2, 3, "
+                           f"nested => '{mode}')").fetchall() == [(conflicts,)]
     result = con.execute("SELECT snapshot_id, merge_action FROM differential_merge_branch('settings', 'main', "
                          "'theirs', 'main', nested => 'fields')").fetchall()
     assert result == [(4, "merged")]

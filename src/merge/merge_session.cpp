@@ -214,20 +214,14 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 			auto name = entry.ToString();
 			for (size_t i = 0; i < values.size(); i++) {
 				// A STRUCT field's path (merging by field) shows the field's values, not the whole cell's.
-				auto fields = table.FieldsOf(values[i]);
+				auto &fields = table.FieldsOf(values[i]);
 				auto at = nk + 5 + 3 * i;
 				Value sides[3];
-				bool found = true;
-				for (size_t side = 0; side < 3 && found; side++) {
-					auto cell = row.GetBaseValue(at + side);
-					found = fields ? ValueAtPath(*fields, values[i], name, cell, sides[side]) : values[i] == name;
-					if (!fields) {
-						sides[side] = cell;
-					}
-				}
-				if (!found) {
+				if (!ValueAtPath(fields, values[i], name, row.GetBaseValue(at), sides[0])) {
 					continue;
 				}
+				ValueAtPath(fields, values[i], name, row.GetBaseValue(at + 1), sides[1]);
+				ValueAtPath(fields, values[i], name, row.GetBaseValue(at + 2), sides[2]);
 				cells.push_back(Value::STRUCT({{"column_name", Value(name)},
 				                               {"base", MakeTypedValue(name, sides[0])},
 				                               {"ours", MakeTypedValue(name, sides[1])},

@@ -333,8 +333,7 @@ static void SettleConflicts(duckdb::Connection &connection, const TableShape &ta
 	for (size_t i = 0; i < values.size(); i++) {
 		CellChoice in {"d." + N("b_", i), "d." + N("o_", i), "d." + N("t_", i), "r." + N("r_", i), choice};
 		auto merged = "d." + N("m_", i);
-		auto fields = table.FieldsOf(values[i]);
-		auto cells = ResolvedCell(fields ? *fields : FieldTree(), fields != nullptr, values[i], in);
+		auto cells = ResolvedCell(table.FieldsOf(values[i]), values[i], in);
 		set.push_back(N("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + N("c_", i) + " THEN " + cells +
 		              " ELSE " + merged + " END WHEN 'theirs' THEN " + in.t + " WHEN 'custom' THEN " + in.custom +
 		              " ELSE " + merged + " END");

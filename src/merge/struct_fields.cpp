@@ -121,17 +121,17 @@ bool ValueAtPath(const FieldTree &tree, const std::string &column, const std::st
 	return false;
 }
 
-std::string ResolvedCell(const FieldTree &tree, bool by_field, const std::string &path, const CellChoice &in) {
+std::string ResolvedCell(const FieldTree &tree, const std::string &path, const CellChoice &in) {
 	auto choice = in.choice(path);
 	auto chosen =
 	    "CASE " + choice + " WHEN 'ours' THEN " + in.o + " WHEN 'theirs' THEN " + in.t + " ELSE " + in.custom + " END";
 	auto merged = WholeValueDecision(path, in.b, in.o, in.t).merged;
-	if (by_field && tree.IsStruct()) {
+	if (tree.IsStruct()) {
 		std::vector<std::string> fields;
 		for (auto &field : tree.fields) {
 			CellChoice sub {FieldOf(in.b, field.name), FieldOf(in.o, field.name), FieldOf(in.t, field.name),
 			                FieldOf(in.custom, field.name), in.choice};
-			fields.push_back(ResolvedCell(field, true, FieldPath(path, field.name), sub));
+			fields.push_back(ResolvedCell(field, FieldPath(path, field.name), sub));
 		}
 		merged =
 		    "CASE WHEN " + AllPresent(in.b, in.o, in.t) + " THEN " + Rebuilt(tree, fields) + " ELSE " + merged + " END";

@@ -77,9 +77,9 @@ struct CellChoice {
 	std::function<std::string(const std::string &path)> choice;
 };
 
-//! The value a 'cells' decision gives a conflicting cell. A part it names takes the chosen side's value
-//! whole; with `by_field`, a STRUCT part it does not name is rebuilt field by field, so fields it leaves
-//! out keep their merged value.
-std::string ResolvedCell(const FieldTree &tree, bool by_field, const std::string &path, const CellChoice &in);
+//! The value a 'cells' decision gives a conflicting cell decided by `tree` (a leaf: as a whole value). A part
+//! it names takes the chosen side's value whole; a STRUCT part it does not name is rebuilt field by field, so
+//! fields it leaves out keep their merged value.
+std::string ResolvedCell(const FieldTree &tree, const std::string &path, const CellChoice &in);
 
 } // namespace differential

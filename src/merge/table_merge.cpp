@@ -33,22 +33,21 @@ std::string TableShape::TypeOf(const std::string &column) const {
 	return "VARCHAR";
 }
 
-const FieldTree *TableShape::FieldsOf(const std::string &column) const {
-	if (nested_mode != NestedMode::FIELDS) {
-		return nullptr;
-	}
-	for (size_t i = 0; i < columns.size() && i < fields.size(); i++) {
-		if (columns[i] == column && fields[i].IsStruct()) {
-			return &fields[i];
+const FieldTree &TableShape::FieldsOf(const std::string &column) const {
+	static const FieldTree WHOLE_VALUE;
+	if (nested_mode == NestedMode::FIELDS) {
+		for (size_t i = 0; i < columns.size() && i < fields.size(); i++) {
+			if (columns[i] == column) {
+				return fields[i];
+			}
 		}
 	}
-	return nullptr;
+	return WHOLE_VALUE;
 }
 
 CellDecision TableShape::DecideCell(const std::string &column, const std::string &b, const std::string &o,
                                     const std::string &t) const {
-	auto tree = FieldsOf(column);
-	return tree ? FieldDecision(*tree, column, b, o, t) : WholeValueDecision(column, b, o, t);
+	return FieldDecision(FieldsOf(column), column, b, o, t);
 }
 
 std::string JoinSql(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty) {

@@ -34,8 +34,8 @@ struct TableShape {
 	//! The non-key columns, in order: value column i of the decision table is values[i].
 	std::vector<std::string> ValueColumns() const;
 	std::string TypeOf(const std::string &column) const;
-	//! The STRUCT fields `column` is decided by, or nullptr when it is decided as a whole value.
-	const FieldTree *FieldsOf(const std::string &column) const;
+	//! The STRUCT fields `column` is decided by: a leaf (no fields) when it is decided as a whole value.
+	const FieldTree &FieldsOf(const std::string &column) const;
 	//! How the cell of `column` is decided from its base, ours and theirs expressions.
 	CellDecision DecideCell(const std::string &column, const std::string &b, const std::string &o,
 	                        const std::string &t) const;

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from differential_testing import refused, repository_state, three_way_database
+from differential_testing import refused, repository_state, three_way_database, tree_fingerprint
 
 ABSENT = object()
 STRUCT = "STRUCT(a INTEGER, b VARCHAR, n STRUCT(x INTEGER, y INTEGER))"
@@ -152,6 +152,11 @@ def build(con, name, rows):
                                   for k, side in rows.items() if side[i] is not ABSENT])
 
 
+def everything(con, repository):
+    """What a refusal must leave as it was: the catalog's view and every byte of the repository."""
+    return repository_state(con), tree_fingerprint(repository)
+
+
 def conflicts_reported(con, name, mode):
     return sorted(con.execute(
         "SELECT c.key[1].integer_value, c.kind, c.columns FROM (SELECT unnest(conflict_details) AS c FROM "
@@ -161,7 +166,7 @@ def conflicts_reported(con, name, mode):
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("mode", ["fields", "whole"])
-def test_merges_exactly_as_the_reference_model(con, seed, mode):
+def test_merges_exactly_as_the_reference_model(con, repository, seed, mode):
     rows = history(seed)
     decisions = {k: decide(*sides, mode) for k, sides in rows.items()}
     expected_conflicts = sorted((k, d[1], d[2]) for k, d in decisions.items() if d and d[0] == "conflict")
@@ -180,10 +185,10 @@ def test_merges_exactly_as_the_reference_model(con, seed, mode):
         # Conflicts name fields at every depth, and whole STRUCTs where a side's value is NULL.
         paths = {p for _, kind, columns in expected_conflicts if kind == "cell" for p in columns}
         assert "s" in paths and paths & {"s.a", "s.b"} and paths & {"s.n.x", "s.n.y"}, paths
-    before = repository_state(con)
+    before = everything(con, repository)
     refused(con, f"SELECT * FROM differential_merge_branch('{name}', 'main', 'theirs', 'main', "
                  f"nested => '{mode}')", "merge_conflict")
-    assert repository_state(con) == before
+    assert everything(con, repository) == before
     resolve_every_conflict(con, name, mode, rows, decisions, random.Random(seed * 31))
 
     clean = {k: rows[k] for k, d in decisions.items() if d and d[0] != "conflict"}
@@ -277,27 +282,27 @@ def test_two_sides_changing_different_fields_both_land(con):
     assert '"nested": "fields"' in info[0]
 
 
-def test_a_request_id_belongs_to_its_nested_option(con):
+def test_a_request_id_belongs_to_its_nested_option(con, repository):
     rows = {1: ({"a": 1, "b": "p", "n": None}, 1)}
     build(con, "req", {1: (rows[1], ({"a": 2, "b": "p", "n": None}, 1), ({"a": 1, "b": "q", "n": None}, 1))})
     refused(con, "SELECT * FROM differential_merge_branch('req', 'main', 'theirs', 'main', request_id => 'r1')",
             "merge_conflict")
-    before = repository_state(con)
+    before = everything(con, repository)
     refused(con, "SELECT * FROM differential_merge_branch('req', 'main', 'theirs', 'main', request_id => 'r1', "
                  "nested => 'fields')", "merge_request_mismatch")
-    assert repository_state(con) == before
+    assert everything(con, repository) == before
 
 
-def test_an_unknown_nested_option_is_refused_before_anything_is_read(con):
+def test_an_unknown_nested_option_is_refused_before_anything_is_read(con, repository):
     build(con, "bad", {1: (({"a": 1, "b": "p", "n": None}, 1),) * 3})
-    before = repository_state(con)
+    before = everything(con, repository)
     message = refused(con, "SELECT * FROM differential_merge_branch_preview('bad', 'main', 'theirs', "
                            "nested => 'deep')", "invalid_argument")
     assert "'whole' or 'fields'" in message
-    assert repository_state(con) == before
+    assert everything(con, repository) == before
 
 
-def test_conflicts_name_field_paths_and_resolve_field_by_field(con):
+def test_conflicts_name_field_paths_and_resolve_field_by_field(con, repository):
     """The documented example: conflicts name fields by path (a dotted name quoted), each cell entry holds the
     field's values, and a resolution naming one field keeps the merged value of the others."""
     settings = 'STRUCT(theme VARCHAR, "lang.code" VARCHAR, size INTEGER)'
@@ -327,12 +332,12 @@ def test_conflicts_name_field_paths_and_resolve_field_by_field(con):
     # A key naming a field without a conflict is refused, and nothing changes.
     con.execute("INSERT INTO memory.main.decide VALUES (1, NULL, 'cells', MAP {'settings.theme': 'theirs', "
                 "'settings.size': 'ours'})")
-    before = repository_state(con)
+    before = everything(con, repository)
     refused(con, merge, "merge_resolution_invalid")
     # Only one of two conflicting fields decided: the conflict stays.
     con.execute("UPDATE memory.main.decide SET _merge_columns = MAP {'settings.theme': 'theirs'}")
     refused(con, merge, "merge_conflict")
-    assert repository_state(con) == before
+    assert everything(con, repository) == before
     con.execute("UPDATE memory.main.decide SET _merge_columns = MAP {'settings.theme': 'theirs', 'settings.\"lang.code\"': "
                 "'custom'}, settings = {'theme': NULL, 'lang.code': 'it', 'size': NULL}")
     assert con.execute(merge).fetchone()[0] == "merged"

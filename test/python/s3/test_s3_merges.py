@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from differential_testing import REPO_ROOT, connect, refused, repository_state, scalar
+from differential_testing import REPO_ROOT, connect, refused, repository_state, scalar, tree_fingerprint
 
 SPEC_ROWS = [(1, "40.00"), (2, "60.00"), (5, "18.00"), (9, "9.00")]
 
@@ -145,9 +145,9 @@ def test_struct_fields_merge_on_s3_and_another_host_sees_both_changes(tmp_path, 
     merge = ("SELECT merge_action FROM differential_merge_branch('prefs', 'main', 'agent', 'main', "
              "request_id => 'fields-1', nested => 'fields')")
     assert con.execute(merge).fetchone()[0] == "merged"
-    before = repository_state(con)
+    before = repository_state(con), tree_fingerprint(tmp_path / "repo", s3.path)
     refused(con, merge.replace("'fields')", "'whole')"), "merge_request_mismatch")
-    assert repository_state(con) == before
+    assert (repository_state(con), tree_fingerprint(tmp_path / "repo", s3.path)) == before
     other = connect(tmp_path / "host2")
     other.execute(s3.secret_sql)
     other.execute(f"ATTACH 'differential:{s3.url}heads/prefs/main' AS prefs_latest")

@@ -255,9 +255,10 @@ static void MarkConstrained(TableDef &table, const std::vector<std::string> &nam
 
 static void ReadConstraints(duckdb::Connection &connection, const std::string &where, const std::string &side,
                             CatalogSide &catalog) {
-	for (auto &row : QueryRows(connection, "SELECT table_name, constraint_type, constraint_column_names, expression, "
-	                                       "constraint_text FROM duckdb_constraints()" +
-	                                           where + " ORDER BY table_name, constraint_index")) {
+	for (auto &row :
+	     QueryRows(connection, "SELECT table_name, constraint_type, constraint_column_names, expression, "
+	                           "constraint_text, referenced_table, referenced_column_names FROM duckdb_constraints()" +
+	                               where + " ORDER BY table_name, constraint_index")) {
 		auto found = catalog.tables.find(CatalogKey(row.GetBaseValue(0).ToString()));
 		if (found == catalog.tables.end()) {
 			continue;
@@ -270,7 +271,12 @@ static void ReadConstraints(duckdb::Connection &connection, const std::string &w
 			columns.push_back(c.ToString());
 		}
 		if (type == "FOREIGN KEY") {
-			Unsupported("Table " + QuoteName(table.name), side, "has a foreign key");
+			ForeignKeyDef key {columns, row.GetBaseValue(5).ToString(), {}};
+			auto referenced = row.GetBaseValue(6);
+			for (auto &c : duckdb::ListValue::GetChildren(referenced)) {
+				key.parent_columns.push_back(c.ToString());
+			}
+			table.foreign_keys.push_back(std::move(key));
 		}
 		if (type == "NOT NULL") {
 			continue;
@@ -322,6 +328,41 @@ static void RequirePlainKeys(const CatalogSide &catalog, const std::string &side
 	}
 }
 
+//! A merge checks foreign keys on rows matched by key and applies tables parents first: a child
+//! needs a key, a parent is referenced by its key, and no table may reach itself (DuckDB only lets a
+//! table reference itself; tables created in turn cannot reference each other).
+static void RequireMergeableForeignKeys(const CatalogSide &catalog, const std::string &side) {
+	for (auto &entry : catalog.tables) {
+		auto &table = entry.second;
+		for (auto &key : table.foreign_keys) {
+			auto subject = "Table " + QuoteName(table.name);
+			if (table.key.empty()) {
+				Unsupported(subject, side, "has a foreign key but no primary key (merges match its rows by key)");
+			}
+			if (CatalogKey(key.parent) == entry.first) {
+				Unsupported(subject, side,
+				            "has a foreign key that references the table itself (a cycle: merges apply parents before "
+				            "children)");
+			}
+			auto parent = catalog.tables.find(CatalogKey(key.parent));
+			std::set<std::string> parent_key, referenced;
+			if (parent != catalog.tables.end()) {
+				for (auto &k : parent->second.key) {
+					parent_key.insert(CatalogKey(k));
+				}
+			}
+			for (auto &c : key.parent_columns) {
+				referenced.insert(CatalogKey(c));
+			}
+			if (parent_key.empty() || parent_key != referenced) {
+				Unsupported(subject, side,
+				            "has a foreign key to " + QuoteName(key.parent) +
+				                " that does not reference its primary key (a UNIQUE column is not matched by merges)");
+			}
+		}
+	}
+}
+
 static void ReadViews(duckdb::Connection &connection, const std::string &where, const std::string &side,
                       CatalogSide &catalog) {
 	for (auto &row : QueryRows(connection, "SELECT schema_name, view_name, sql, comment FROM duckdb_views()" + where +
@@ -350,6 +391,7 @@ CatalogSide ReadCatalog(duckdb::Connection &connection, const std::string &alias
 	ReadConstraints(connection, where, side, catalog);
 	ReadIndexes(connection, where, side, catalog);
 	RequirePlainKeys(catalog, side);
+	RequireMergeableForeignKeys(catalog, side);
 	ReadViews(connection, where, side, catalog);
 	return catalog;
 }

@@ -39,6 +39,13 @@ struct ColumnDef {
 	}
 };
 
+//! A FOREIGN KEY of a table: its columns reference the primary key columns `parent_columns` of `parent`.
+struct ForeignKeyDef {
+	std::vector<std::string> columns;
+	std::string parent;
+	std::vector<std::string> parent_columns;
+};
+
 struct TableDef {
 	std::string name;
 	std::vector<ColumnDef> columns;
@@ -49,6 +56,8 @@ struct TableDef {
 	std::set<std::string> constraints;
 	//! CREATE INDEX statements.
 	std::set<std::string> indexes;
+	//! Also listed in `constraints` (as text), so sides must agree on them like on any constraint.
+	std::vector<ForeignKeyDef> foreign_keys;
 	const ColumnDef *FindColumn(const std::string &column) const;
 	bool SameDefinition(const TableDef &other) const {
 		return create_sql == other.create_sql && indexes == other.indexes;

@@ -38,6 +38,9 @@ LogicalType ConflictDetailType() {
 	fields.emplace_back("in_ours", LogicalType::BOOLEAN);
 	fields.emplace_back("in_theirs", LogicalType::BOOLEAN);
 	fields.emplace_back("cells", LogicalType::LIST(LogicalType::STRUCT(std::move(cell))));
+	// A foreign_key_violation's parent table and the parent key it misses (NULL for other kinds).
+	fields.emplace_back("parent_table", LogicalType::VARCHAR);
+	fields.emplace_back("parent_key", LogicalType::LIST(TypedValueType()));
 	return LogicalType::STRUCT(std::move(fields));
 }
 
@@ -119,6 +122,8 @@ void MergeSession::ReadCatalogs(const SessionSettings &settings) {
 		Fail(ErrorCode::MERGE_UNSUPPORTED, unsupported);
 	}
 	plan = PlanSchema(b, o, t, settings.schema_mode);
+	foreign_keys = ResultForeignKeys(plan, o, t);
+	parents_first = ParentsFirst(plan, foreign_keys);
 	for (auto &table : plan.tables) {
 		table.shape.nested_mode = settings.nested_mode;
 	}
@@ -229,9 +234,10 @@ static std::vector<Value> ConflictDetails(duckdb::Connection &connection, const 
 			}
 		}
 
-		out.push_back(Value::STRUCT(detail_type, {Value::LIST(TypedValueType(), key), row.GetBaseValue(nk + 3), columns,
-		                                          row.GetBaseValue(nk), row.GetBaseValue(nk + 1),
-		                                          row.GetBaseValue(nk + 2), Value::LIST(cell_type, cells)}));
+		out.push_back(Value::STRUCT(
+		    detail_type, {Value::LIST(TypedValueType(), key), row.GetBaseValue(nk + 3), columns, row.GetBaseValue(nk),
+		                  row.GetBaseValue(nk + 1), row.GetBaseValue(nk + 2), Value::LIST(cell_type, cells),
+		                  Value(LogicalType::VARCHAR), Value(LogicalType::LIST(TypedValueType()))}));
 	}
 	return out;
 }
@@ -269,6 +275,14 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 		objects.push_back(object);
 		operation.TableDone(i, TableState::COMPARED, object.counts);
 	}
+	// Foreign keys are checked on a result whose every row is decided.
+	if (!foreign_keys.empty() && row_conflicts == 0 && plan.SchemaConflicts() == 0) {
+		CheckForeignKeys(decision_tables, objects);
+	}
+	for (auto &deferred : deferred_decisions) {
+		connection->Query("DROP TABLE IF EXISTS " + SqlIdentifier(deferred.second));
+	}
+	deferred_decisions.clear();
 	for (auto &view : plan.views) {
 		if (view.action != ViewAction::NONE || !view.schema_conflicts.empty()) {
 			objects.push_back(ViewObject(view));
@@ -303,7 +317,7 @@ void MergeSession::CheckDropsAgainstChanges(TablePlan &table) {
 	}
 }
 
-static TableMergeCounts ReadCounts(duckdb::Connection &connection, const std::string &decisions) {
+TableMergeCounts ReadCounts(duckdb::Connection &connection, const std::string &decisions) {
 	TableMergeCounts counts;
 	int64_t *fields[] = {&counts.ours_inserts,   &counts.ours_updates,      &counts.ours_deletes,
 	                     &counts.theirs_inserts, &counts.theirs_updates,    &counts.theirs_deletes,
@@ -347,7 +361,7 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	}
 	// Neither side changed the table, or (when building the result) theirs did not: nothing to
 	// decide or apply, since staging starts from ours. Decisions for it still get validated.
-	bool untouched = (reads.ours_as_base && reads.theirs_as_base) || (!counts && reads.theirs_as_base && !resolved);
+	bool untouched = !resolved && ((reads.ours_as_base && reads.theirs_as_base) || (!counts && reads.theirs_as_base));
 	if (!table.merge_rows || definitions_clash || untouched) {
 		return "";
 	}
@@ -360,10 +374,15 @@ std::string MergeSession::CompareTable(size_t index, const InputReads &reads, bo
 	if (!used.positions.empty()) {
 		RunSql(*connection, "DROP TABLE " + positions);
 	}
+	bool has_foreign_keys = false;
+	for (auto &edge : foreign_keys) {
+		has_foreign_keys = has_foreign_keys || edge.child == index || edge.parent == index;
+	}
 	for (auto &resolution : resolutions) {
-		if (resolution.table == table.shape.name) {
-			ApplyResolution(*connection, table.shape, decisions, resolution,
-			                "__merge_resolution@" + tag + "@" + std::to_string(index));
+		auto scratch = "__merge_resolution@" + tag + "@" + std::to_string(index);
+		if (resolution.table == table.shape.name &&
+		    ApplyResolution(*connection, table.shape, decisions, resolution, scratch, has_foreign_keys)) {
+			deferred_decisions[index] = scratch;
 		}
 	}
 	object.counts = ReadCounts(*connection, decisions);

@@ -3,6 +3,7 @@
 // branch forked from ours that receives the result. Everything is released when the session ends.
 #pragma once
 
+#include "merge/foreign_keys.hpp"
 #include "merge/merge_progress.hpp"
 #include "merge/resolutions.hpp"
 #include "merge/schema_plan.hpp"
@@ -37,6 +38,8 @@ struct MergeObjectResult {
 };
 
 duckdb::LogicalType ConflictDetailType();
+//! A materialized decision table's counts.
+TableMergeCounts ReadCounts(duckdb::Connection &connection, const std::string &decisions);
 
 struct MergeInputs {
 	int64_t base = -1;
@@ -112,6 +115,14 @@ private:
 	InputReads MatchPositions(const TableShape &table, const InputReads &reads, const std::string &positions);
 	void CheckDropsAgainstChanges(TablePlan &table);
 	void StageResult(const std::vector<std::string> &decision_tables, std::vector<MergeObjectResult> &objects);
+	// The foreign key check (merge_foreign_keys.cpp).
+	void CheckForeignKeys(std::vector<std::string> &decision_tables, std::vector<MergeObjectResult> &objects);
+	void AddDecisionRows(size_t index, const std::string &keys, std::vector<std::string> &decision_tables);
+	void FindViolations(const std::vector<std::string> &decision_tables, const std::vector<std::string> &violations);
+	std::string DecisionTargets(size_t index, const std::vector<std::string> &violations);
+	void ReportViolations(const ForeignKeyEdge &edge, const std::string &violations, MergeObjectResult &object);
+	void ApplyRows(const std::vector<std::string> &decision_tables, std::vector<std::vector<std::string>> &statements,
+	               const std::vector<std::vector<bool>> &updated);
 	void PrepareStage();
 	void StageTable(const TablePlan &table);
 	void ApplyViews();
@@ -122,6 +133,13 @@ private:
 	std::unique_ptr<duckdb::Connection> connection;
 	std::string tag, base, ours, theirs, stage;
 	SchemaPlan plan;
+	std::vector<ForeignKeyEdge> foreign_keys;
+	//! Table indexes, parents before children: staging creates and fills tables in this order and
+	//! deletes rows and drops tables in the reverse one.
+	std::vector<size_t> parents_first;
+	//! Per table index, the temp table of its resolution decisions that matched no row conflict: they
+	//! wait for the foreign key check.
+	std::map<size_t, std::string> deferred_decisions;
 	std::vector<std::string> attached;
 	int64_t row_conflicts = 0;
 	MergeInputs inputs;

@@ -61,21 +61,22 @@ void MergeSession::StageResult(const std::vector<std::string> &decision_tables,
 	operation.Phase(MergePhase::APPLICATION);
 	auto start = std::chrono::steady_clock::now();
 	PrepareStage();
+	std::vector<std::vector<std::string>> statements(plan.tables.size());
+	std::vector<std::vector<bool>> updated(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
-		operation.CheckDeadline();
 		if (!decision_tables[i].empty()) {
 			auto &shape = plan.tables[i].shape;
 			auto value_count = shape.ValueColumns().size();
-			std::vector<bool> updated;
 			for (auto &row : QueryRows(*connection, UpdatedColumnsQuery(shape, decision_tables[i]))) {
 				for (size_t c = 0; c < value_count; c++) {
-					updated.push_back(row.GetBaseValue(c).GetValue<bool>());
+					updated[i].push_back(row.GetBaseValue(c).GetValue<bool>());
 				}
 			}
-			for (auto &sql : ApplyStatements(shape, decision_tables[i], stage, updated)) {
-				RunSql(*connection, sql);
-			}
+			statements[i] = ApplyStatements(shape, decision_tables[i], stage, updated[i]);
 		}
+	}
+	ApplyRows(decision_tables, statements, updated);
+	for (auto i : parents_first) {
 		operation.TableDone(i, TableState::APPLIED, objects[i].counts);
 	}
 	ApplyViews();
@@ -83,6 +84,66 @@ void MergeSession::StageResult(const std::vector<std::string> &decision_tables,
 	CheckViews();
 	AddViewConflicts(plan.views, objects);
 	staged = plan.SchemaConflicts() == 0;
+}
+
+//! Each statement commits on its own, so DuckDB checks foreign keys statement by statement: rows of
+//! tables with foreign keys are inserted and updated parents first (a child may move to a new parent,
+//! or away from one that goes), then deleted children first; other tables delete first, so that a
+//! UNIQUE value may move from a deleted row to another. DuckDB updates a row's foreign key column as a
+//! delete and an insert, which it refuses for a row other rows reference: where an update moves a row
+//! that is itself a parent, the tables with foreign keys are rewritten whole from the merged rows.
+void MergeSession::ApplyRows(const std::vector<std::string> &decision_tables,
+                             std::vector<std::vector<std::string>> &statements,
+                             const std::vector<std::vector<bool>> &updated) {
+	std::vector<bool> linked(plan.tables.size(), false), parent(plan.tables.size(), false);
+	for (auto &edge : foreign_keys) {
+		linked[edge.child] = linked[edge.parent] = true;
+		parent[edge.parent] = true;
+	}
+	bool rewrite = false;
+	for (auto &edge : foreign_keys) {
+		auto values = plan.tables[edge.child].shape.ValueColumns();
+		for (size_t v = 0; v < values.size() && v < updated[edge.child].size(); v++) {
+			for (auto &column : edge.columns) {
+				rewrite = rewrite || (parent[edge.child] && updated[edge.child][v] && values[v] == column);
+			}
+		}
+	}
+	for (size_t i = 0; rewrite && i < plan.tables.size(); i++) {
+		if (linked[i]) {
+			auto &shape = plan.tables[i].shape;
+			std::vector<std::string> columns, key;
+			for (auto &c : shape.columns) {
+				columns.push_back(SqlIdentifier(c));
+			}
+			for (auto &k : shape.key) {
+				key.push_back(SqlIdentifier(k));
+			}
+			auto target = SqlIdentifier(stage) + ".main." + SqlIdentifier(shape.name);
+			statements[i] = {"DELETE FROM " + target, "INSERT INTO " + target + " (" + JoinSql(columns, ", ", "") +
+			                                              ") SELECT * FROM " +
+			                                              MergedRows(shape, ours, decision_tables[i], shape.columns) +
+			                                              " ORDER BY " + JoinSql(key, ", ", "1")};
+		}
+	}
+	// Rewriting: every linked table is emptied (children first) before any is filled (parents first).
+	for (auto it = parents_first.rbegin(); rewrite && it != parents_first.rend(); ++it) {
+		if (linked[*it]) {
+			RunSql(*connection, statements[*it].front());
+		}
+	}
+	for (auto i : parents_first) {
+		operation.CheckDeadline();
+		for (size_t s = linked[i] ? 1 : 0; s < statements[i].size(); s++) {
+			RunSql(*connection, statements[i][s]);
+		}
+	}
+	for (auto it = parents_first.rbegin(); it != parents_first.rend(); ++it) {
+		operation.CheckDeadline();
+		if (!rewrite && linked[*it] && !statements[*it].empty()) {
+			RunSql(*connection, statements[*it].front());
+		}
+	}
 }
 
 //! Runs statements written for the staging database (unqualified DDL as DuckDB rendered it) with the
@@ -115,17 +176,21 @@ void MergeSession::PrepareStage() {
 			RunSql(*connection, "DROP VIEW IF EXISTS " + SqlIdentifier(stage) + ".main." + SqlIdentifier(view.name));
 		}
 	}
-	for (auto &table : plan.tables) {
-		StageTable(table);
+	// A table is dropped after the tables referencing it, and created after the tables it references.
+	for (auto it = parents_first.rbegin(); it != parents_first.rend(); ++it) {
+		if (plan.tables[*it].stage_drop) {
+			RunSql(*connection,
+			       "DROP TABLE " + SqlIdentifier(stage) + ".main." + SqlIdentifier(plan.tables[*it].shape.name));
+		}
+	}
+	for (auto i : parents_first) {
+		StageTable(plan.tables[i]);
 	}
 }
 
 //! Theirs' changes to one table's definition, made on ours' copy.
 void MergeSession::StageTable(const TablePlan &table) {
 	auto qualified = SqlIdentifier(stage) + ".main." + SqlIdentifier(table.shape.name);
-	if (table.stage_drop) {
-		RunSql(*connection, "DROP TABLE " + qualified);
-	}
 	if (!table.stage_create_sql.empty()) {
 		std::vector<std::string> statements {table.stage_create_sql};
 		statements.insert(statements.end(), table.stage_indexes.begin(), table.stage_indexes.end());

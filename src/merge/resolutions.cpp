@@ -286,9 +286,19 @@ static std::string Covers(const TableShape &table, const std::string &key, const
 	return "(" + part + " = " + key + " OR starts_with(" + part + ", " + key + " || '.'))";
 }
 
+static void RefuseUnmatched(duckdb::Connection &connection, const TableShape &table, const std::string &r,
+                            const DecisionMatch &m, const std::string &matched) {
+	Refuse(connection,
+	       "SELECT " + m.key_sql + " FROM " + r + " r WHERE NOT EXISTS (SELECT 1 FROM " + matched + " d WHERE " + m.on +
+	           ")",
+	       table.name,
+	       "matches no conflict of this merge (decisions cannot change rows that merge on their own; a foreign key "
+	       "decision must name a violating child row or a missing parent row)");
+}
+
 //! Every decision must be well formed, match a conflict of this merge and suit its kind.
 static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &r,
-                                   const DecisionMatch &m) {
+                                   const DecisionMatch &m, bool defer_unmatched) {
 	auto from = " FROM " + r + " r";
 	auto joined = from + " JOIN " + m.conflicts + " d ON " + m.on;
 	Refuse(connection,
@@ -300,9 +310,9 @@ static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableSh
 	       "SELECT " + m.key_sql + from +
 	           " WHERE action IS NULL OR action NOT IN ('cells', 'ours', 'theirs', 'delete', 'custom')",
 	       table.name, "has a _merge_action other than cells, ours, theirs, delete or custom");
-	Refuse(connection,
-	       "SELECT " + m.key_sql + from + " WHERE NOT EXISTS (SELECT 1 FROM " + m.conflicts + " d WHERE " + m.on + ")",
-	       table.name, "matches no conflict of this merge (decisions cannot change rows that merge on their own)");
+	if (!defer_unmatched) {
+		RefuseUnmatched(connection, table, r, m, m.conflicts);
+	}
 	Refuse(connection, "SELECT " + m.key_sql + joined + " WHERE (d.action = 'conflict:cell') <> (r.action = 'cells')",
 	       table.name,
 	       "does not suit its conflict: a cell conflict takes 'cells', an insert_insert or delete_update conflict "
@@ -322,9 +332,10 @@ static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableSh
 	       table.name, "has _merge_columns, which only a 'cells' decision takes (leave it NULL)");
 }
 
-//! Settles the conflicts the decisions cover: their merged values, action and `resolved`.
+//! Settles the conflicts the decisions cover (rows of `decisions` that `which` selects): their merged values,
+//! action and `resolved`.
 static void SettleConflicts(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
-                            const std::string &r, const DecisionMatch &m) {
+                            const std::string &r, const DecisionMatch &m, const std::string &which) {
 	auto values = table.ValueColumns();
 	std::vector<std::string> set;
 	auto choice = [](const std::string &path) {
@@ -343,23 +354,83 @@ static void SettleConflicts(duckdb::Connection &connection, const TableShape &ta
 	              "ELSE 'keep' END WHEN 'delete' THEN CASE WHEN d.in_o THEN 'delete' ELSE 'keep' END "
 	              "ELSE CASE WHEN d.in_o THEN 'update' ELSE 'insert' END END");
 	set.push_back("resolved = true");
-	// A 'cells' decision settles the row only when it covers every conflicting column; otherwise the
-	// conflict stays, and the merge refuses with merge_conflict.
 	RunSql(connection, "UPDATE " + decisions + " AS d SET " + JoinSql(set, ", ", "") + " FROM " + r + " r WHERE " +
-	                       m.on +
-	                       " AND d.action LIKE 'conflict:%' AND (r.action <> 'cells' OR len([x FOR x IN "
-	                       "d.conflict_columns IF NOT len([c FOR c IN map_keys(r.cols) IF " +
-	                       Covers(table, "c", "x") + "]) > 0]) = 0)");
+	                       m.on + " AND " + which);
 }
 
-void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
-                     const FrozenResolution &resolution, const std::string &scratch) {
+//! The row conflicts a decision settles: a 'cells' decision settles its row only when it covers every
+//! conflicting column; otherwise the conflict stays, and the merge refuses with merge_conflict.
+static std::string SettledRowConflicts(const TableShape &table) {
+	return "d.action LIKE 'conflict:%' AND (r.action <> 'cells' OR len([x FOR x IN d.conflict_columns IF NOT "
+	       "len([c FOR c IN map_keys(r.cols) IF " +
+	       Covers(table, "c", "x") + "]) > 0]) = 0)";
+}
+
+bool ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                     const FrozenResolution &resolution, const std::string &scratch, bool defer_unmatched) {
 	CheckColumns(table, resolution);
 	auto r = SqlIdentifier(scratch);
 	CreateScratch(connection, table, resolution, r);
 	auto match = MatchByKey(table, decisions);
-	RefuseInvalidDecisions(connection, table, r, match);
-	SettleConflicts(connection, table, decisions, r, match);
+	RefuseInvalidDecisions(connection, table, r, match, defer_unmatched);
+	if (!defer_unmatched) {
+		SettleConflicts(connection, table, decisions, r, match, SettledRowConflicts(table));
+		RunSql(connection, "DROP TABLE " + r);
+		return false;
+	}
+	// Decisions matching a row conflict are done with; the rest waits for the foreign key check (a
+	// decision for a violating child or a missing parent).
+	auto deferred = SqlIdentifier(scratch + "@deferred");
+	RunSql(connection, "CREATE TEMP TABLE " + deferred + " AS SELECT * FROM " + r +
+	                       " r WHERE NOT EXISTS (SELECT 1 FROM " + match.conflicts + " d WHERE " + match.on + ")");
+	SettleConflicts(connection, table, decisions, r, match, SettledRowConflicts(table));
+	RunSql(connection, "DROP TABLE " + r);
+	RunSql(connection, "ALTER TABLE " + deferred + " RENAME TO " + r);
+	if (ScalarInt(connection, "SELECT count(*) FROM " + r) > 0) {
+		return true;
+	}
+	RunSql(connection, "DROP TABLE " + r);
+	return false;
+}
+
+int64_t SettleDeferredDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                                const std::string &scratch, const std::string &targets) {
+	auto r = SqlIdentifier(scratch);
+	auto match = MatchByKey(table, decisions);
+	std::vector<std::string> on_target;
+	for (size_t i = 0; i < table.key.size(); i++) {
+		on_target.push_back("__g." + N("__differential_k", i) + " = r." + N("k_", i));
+	}
+	auto targeted = "(SELECT r.*, __g.role FROM " + r + " r JOIN " + targets + " __g ON " +
+	                JoinSql(on_target, " AND ", "true") + ")";
+	auto count = ScalarInt(connection, "SELECT count(*) FROM " + targeted);
+	if (count == 0) {
+		return 0;
+	}
+	Refuse(
+	    connection, "SELECT " + match.key_sql + " FROM " + targeted + " r WHERE role = 'child' AND action = 'cells'",
+	    table.name,
+	    "does not suit its conflict: a foreign_key_violation takes ours, theirs, delete or custom for the child row");
+	Refuse(connection,
+	       "SELECT " + match.key_sql + " FROM " + targeted + " r JOIN " + decisions + " d ON " + match.on +
+	           " WHERE r.role = 'parent' AND NOT ((r.action = 'ours' AND d.in_o) OR (r.action = 'theirs' AND d.in_t) "
+	           "OR r.action = 'custom')",
+	       table.name,
+	       "restores a missing parent row from a side that does not have it: take it from ours or theirs where that "
+	       "side has the row, or give its values with custom");
+	auto chosen = SqlIdentifier(scratch + "@chosen");
+	RunSql(connection, "CREATE TEMP TABLE " + chosen + " AS SELECT * EXCLUDE (role) FROM " + targeted);
+	SettleConflicts(connection, table, decisions, chosen, match, "true");
+	RunSql(connection, "DROP TABLE " + chosen);
+	RunSql(connection, "DELETE FROM " + r + " r WHERE EXISTS (SELECT 1 FROM " + targets + " __g WHERE " +
+	                       JoinSql(on_target, " AND ", "true") + ")");
+	return count;
+}
+
+void RefuseDeferredDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &scratch) {
+	auto r = SqlIdentifier(scratch);
+	auto match = MatchByKey(table, r);
+	RefuseUnmatched(connection, table, r, match, "(SELECT * FROM " + r + " WHERE false)");
 	RunSql(connection, "DROP TABLE " + r);
 }
 

@@ -56,7 +56,17 @@ FrozenResolution DeserializeResolution(const std::string &table, const std::stri
 
 //! Checks the decisions against the table's shape and its conflicts, then settles every conflict a
 //! decision covers completely (its action, merged values and `resolved`). Refuses invalid decisions.
-void ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
-                     const FrozenResolution &resolution, const std::string &scratch);
+//! With `defer_unmatched` (a table with foreign keys), decisions matching no row conflict are kept in
+//! the temp table `scratch` for the foreign key check, and the result tells whether any were.
+bool ApplyResolution(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                     const FrozenResolution &resolution, const std::string &scratch, bool defer_unmatched = false);
+//! Settles the deferred decisions (in `scratch`) whose keys `targets` holds: a relation of
+//! __differential_k<i> (the table's key) and `role`, 'child' for a row violating a foreign key,
+//! 'parent' for a missing parent row. Every targeted key must already have a row in `decisions`.
+//! Returns how many decisions it settled; refuses one that does not suit its role.
+int64_t SettleDeferredDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &decisions,
+                                const std::string &scratch, const std::string &targets);
+//! Refuses the first deferred decision that matched nothing (merge_resolution_invalid) and drops `scratch`.
+void RefuseDeferredDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &scratch);
 
 } // namespace differential

@@ -206,9 +206,11 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	              any(o_changed) + " THEN 'conflict:delete_update' ELSE 'delete' END ELSE 'keep' END AS action";
 	// Rows present everywhere and unchanged on both sides count for nothing and need no action:
 	// leaving them out keeps the materialized decisions as small as the change, not the table.
-	auto decisions = "SELECT *, " + any(o_changed) + " AS o_changed, " + any(t_changed) + " AS t_changed, " +
-	                 (decided.empty() ? std::string() : JoinSql(decided, ", ", "") + ", ") + action + " FROM (" +
-	                 joined + ") WHERE NOT (in_b AND in_o AND in_t) OR " + any(o_changed) + " OR " + any(t_changed);
+	auto decisions =
+	    "SELECT *, " + any(o_changed) + " AS o_changed, " + any(t_changed) + " AS t_changed, " +
+	    (decided.empty() ? std::string() : JoinSql(decided, ", ", "") + ", ") + action + " FROM (" + joined + ")" +
+	    (reads.unchanged_rows ? std::string()
+	                          : " WHERE NOT (in_b AND in_o AND in_t) OR " + any(o_changed) + " OR " + any(t_changed));
 	auto conflict_columns = columns.empty()
 	                            ? std::string("[]::VARCHAR[]")
 	                            : "[x FOR x IN [" + JoinSql(columns, ", ", "") + "] IF x IS NOT NULL]::VARCHAR[]";
@@ -287,6 +289,14 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 	              JoinSql(inserted_values, ", ", "") + " FROM " + decisions + " WHERE action = 'insert' ORDER BY " +
 	              JoinSql(KeyNames(table), ", ", "1"));
 	return out;
+}
+
+std::string KeyInRelation(const TableShape &table, const std::string &keys) {
+	std::vector<std::string> equal;
+	for (size_t i = 0; i < table.key.size(); i++) {
+		equal.push_back("__x." + N("__differential_k", i) + " = " + SqlIdentifier(table.key[i]));
+	}
+	return "EXISTS (SELECT 1 FROM " + keys + " __x WHERE " + JoinSql(equal, " AND ", "true") + ")";
 }
 
 std::string ChangedRowsQuery(const TableShape &table, const std::string &base, const std::string &side,

@@ -84,6 +84,8 @@ struct InputReads {
 	std::vector<std::string> ours_positional_columns;
 	std::vector<std::string> theirs_positional_columns;
 	std::string positions;
+	//! Keep the rows no side changed too (the foreign key check decides chosen rows, changed or not).
+	bool unchanged_rows = false;
 };
 
 //! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence
@@ -106,6 +108,9 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
                                          const std::string &target, const std::vector<bool> &updated);
 //! How many rows of `side`'s copy of the table differ from the base's (a removal on the other side
 //! needs none); with `column`, only differences in that column of rows the side has.
+//! A predicate on the table's key columns: the key is one of the rows of `keys`, whose columns are
+//! named `__differential_k<i>` in the key's order.
+std::string KeyInRelation(const TableShape &table, const std::string &keys);
 std::string ChangedRowsQuery(const TableShape &table, const std::string &base, const std::string &side,
                              const std::string &column);
 

@@ -53,12 +53,24 @@ def _key(details: dict, pk: list[str]) -> dict[str, Any]:
             for i, v in enumerate(values)}
 
 
+def _typed(values: list | None) -> list[dict[str, Any]]:
+    return [{"sql_type": v["sql_type"], "is_null": v["is_null"], "text": v["text_value"]} for v in (values or [])]
+
+
 def _row_conflicts(table: str, details: list, pk: list[str]) -> list[dict[str, Any]]:
-    return [{"table": table, "kind": d["kind"], "key": _key(d, pk),
-             "key_values": [{"sql_type": v["sql_type"], "is_null": v["is_null"], "text": v["text_value"]}
-                            for v in (d["key"] or [])],
-             "columns": list(d["columns"] or []), "in_main": d["in_ours"], "in_branch": d["in_theirs"]}
-            for d in details]
+    out = []
+    for d in details:
+        conflict = {"table": table, "kind": d["kind"], "key": _key(d, pk), "key_values": _typed(d["key"]),
+                    "columns": list(d["columns"] or []), "in_main": d["in_ours"], "in_branch": d["in_theirs"]}
+        if d["kind"] == "foreign_key_violation":
+            # Which side's child row references the missing parent: that side has the parent row too.
+            missing = [v["text_value"] for v in d["parent_key"]]
+            refs = {side: bool(d[f"in_{alias}"]) and [c[alias]["text_value"] for c in d["cells"]] == missing
+                    for side, alias in (("main", "ours"), ("branch", "theirs"))}
+            conflict.update({"parent_table": d["parent_table"], "parent_key_values": _typed(d["parent_key"]),
+                             "references": refs})
+        out.append(conflict)
+    return out
 
 
 def _table_conflict(kind: str, base: dict | None, main: dict | None, main_rows: int) -> str | None:

@@ -187,9 +187,19 @@ def decide(analysis: dict, proposal: Any) -> list[dict]:
     if not analysis["tables"]:
         raise ServiceError("nothing_to_merge", "the branch changes nothing on main: discard it")
     side = "ours" if proposal["policy"] == "main" else "theirs"
-    decisions = []
+    decisions: list[dict] = []
     for c in analysis["conflicts"]:
-        if c["kind"] == "cell":
+        if c["kind"] == "foreign_key_violation":
+            # The winning side's data stands: where it references the missing parent it has that parent, which is
+            # restored as it has it; otherwise the child row becomes what the winning side has (no reference).
+            if c["references"][proposal["policy"]]:
+                restore = {"table": c["parent_table"], "key_values": c["parent_key_values"], "action": side,
+                           "columns": None}
+                if restore not in decisions:  # two children may miss one parent: one decision restores it
+                    decisions.append(restore)
+            else:
+                decisions.append({"table": c["table"], "key_values": c["key_values"], "action": side, "columns": None})
+        elif c["kind"] == "cell":
             decisions.append({"table": c["table"], "key_values": c["key_values"], "action": "cells",
                               "columns": {col: side for col in c["columns"]}})
         else:

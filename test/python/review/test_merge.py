@@ -225,3 +225,35 @@ def test_nested_fields_merges_struct_fields_and_the_policy_decides_the_clashing_
         "SELECT table_name, action, columns FROM differential_merge_resolutions('shop', ?)",
         [merged.json()["merge"]["request_id"]]).fetchall()
     assert decisions == [("prefs", "cells", {"settings.theme": "theirs"})]
+
+
+def test_foreign_key_violations_under_each_policy(world):
+    """Main deletes a client; the branch gives it two purchases. The violations are conflicts of the purchases; under
+    `branch` the client comes back as the branch has it (one decision for both purchases), under `main` the branch's
+    purchases referencing it do not land."""
+    for statement in ("CREATE TABLE clients (id INTEGER PRIMARY KEY, name VARCHAR)",
+                      "CREATE TABLE purchases (id INTEGER PRIMARY KEY, client_id INTEGER REFERENCES clients(id))",
+                      "INSERT INTO clients VALUES (1, 'ada'), (2, 'bob'), (3, 'cy')"):
+        response = world.sql("alice", statement)
+        assert response.status_code == 200, response.text
+    for policy, client, expected in (("branch", 2, [[20, "bob"], [21, "bob"]]), ("main", 3, [])):
+        name = f"fk-{policy}"
+        assert world.create("mia", name).status_code == 201
+        inserted = world.sql("mia", f"INSERT INTO purchases VALUES ({client}0, {client}), ({client}1, {client})", branch=name)
+        assert inserted.json().get("changed"), inserted.text
+        deleted = world.sql("alice", f"DELETE FROM clients WHERE id = {client}")
+        assert deleted.json().get("changed"), deleted.text
+        proposal = world.propose("mia", name, on_conflict=policy).json()
+        conflicts = proposal["changes"]["conflicts"]
+        assert [(c["table"], c["kind"], c["key"], c["parent_table"], c["references"]) for c in conflicts] == [
+            ("purchases", "foreign_key_violation", {"id": f"{client}{k}"}, "clients", {"main": False, "branch": True})
+            for k in (0, 1)]
+        merged = world.merge("rob", name, proposal["merge"]["id"])
+        assert merged.status_code == 200, merged.text
+        assert world.rows(f"SELECT o.id, c.name FROM purchases o JOIN clients c ON o.client_id = c.id "
+                          f"WHERE c.id = {client} ORDER BY o.id") == expected
+        decisions = world.service.engine.cursor().execute(
+            "SELECT table_name, key, action FROM differential_merge_resolutions('shop', ?)",
+            [merged.json()["merge"]["request_id"]]).fetchall()
+        assert [(t, a) for t, _, a in decisions] == (
+            [("clients", "theirs")] if policy == "branch" else [("purchases", "ours"), ("purchases", "ours")])

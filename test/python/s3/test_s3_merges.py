@@ -155,6 +155,52 @@ def test_struct_fields_merge_on_s3_and_another_host_sees_both_changes(tmp_path, 
     other.close()
 
 
+def test_foreign_key_merge_on_s3_with_a_frozen_decision(tmp_path, s3):
+    """Tables with a foreign key on S3: main deletes a customer the branch gave a new order. The violation refuses
+    the merge with the repository and the bucket unchanged; a request deciding it (restore the customer as the
+    branch has it) publishes, another host reads the result, and a retry replays it after the decisions are gone."""
+    repository = tmp_path / "repo"
+    con = connect(repository)
+    con.execute(s3.secret_sql)
+    con.execute(f"ATTACH 'differential:shop' AS shop (DATA_PATH '{s3.url}')")
+    con.execute("CREATE TABLE shop.customers (id INTEGER PRIMARY KEY, name VARCHAR)")
+    con.execute("CREATE TABLE shop.orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id))")
+    con.execute("INSERT INTO shop.customers VALUES (1, 'ada'), (2, 'bob')")
+    con.execute("CALL differential_create_snapshot('shop')")
+    con.execute("CALL differential_create_branch('shop', 'agent')")
+    con.execute("ATTACH 'differential:shop' AS agent (BRANCH 'agent')")
+    con.execute("INSERT INTO agent.orders VALUES (10, 2)")
+    con.execute("CALL differential_create_snapshot('agent')")
+    con.execute("DELETE FROM shop.customers WHERE id = 2")
+    con.execute("CALL differential_create_snapshot('shop')")
+    con.execute("DETACH shop")
+    con.execute("DETACH agent")
+    # The refused request is recorded with its error (a durable request), but no data moves: the catalog's view
+    # and every byte of the bucket stay as they were.
+    before = repository_state(con), tree_fingerprint(s3.path)
+    refused(con, "SELECT * FROM differential_merge_branch('shop', 'main', 'agent', 'main', request_id => 'fk-0')",
+            "merge_conflict")
+    assert (repository_state(con), tree_fingerprint(s3.path)) == before
+    assert con.execute("SELECT state, last_error_code FROM differential_merge_requests('shop') WHERE request_id = 'fk-0'"
+                       ).fetchall() == [("pending", "merge_conflict")]
+
+    con.execute("CREATE TABLE memory.main.restore (id INTEGER, name VARCHAR, _merge_action VARCHAR, "
+                "_merge_columns MAP(VARCHAR, VARCHAR))")
+    con.execute("INSERT INTO memory.main.restore VALUES (2, NULL, 'theirs', NULL)")
+    merge = ("SELECT snapshot_id, merge_action FROM differential_merge_branch('shop', 'main', 'agent', 'main', "
+             "request_id => 'fk-1', resolution_tables => map {'main.customers': 'memory.main.restore'})")
+    first = con.execute(merge).fetchone()
+    assert first[1] == "merged"
+    con.execute("DROP TABLE memory.main.restore")
+    assert con.execute(merge).fetchone() == first
+    other = connect(tmp_path / "host2")
+    other.execute(s3.secret_sql)
+    other.execute(f"ATTACH 'differential:{s3.url}heads/shop/main' AS shop_latest")
+    assert other.execute("SELECT o.id, c.name FROM shop_latest.orders o JOIN shop_latest.customers c "
+                         "ON o.customer_id = c.id").fetchall() == [(10, "bob")]
+    other.close()
+
+
 def test_merge_request_required(tmp_path, s3):
     con = build_sales(tmp_path / "repo", s3)
     before = repository_state(con)

@@ -494,3 +494,43 @@ def test_foreign_keys_merges_cannot_order_are_refused(con, repository, ddl, rows
     message = refused(con, "SELECT * FROM differential_merge_branch_preview('db', 'main', 'b')", "merge_unsupported")
     assert why in message
     assert (repository_state(con), tree_fingerprint(repository)) == before
+
+
+def test_a_composite_foreign_key_partly_in_the_childs_key(con, repository):
+    """Shipments are keyed by (order_no, region); lines by (order_no, line), and reference their shipment by
+    (order_no, region), one column of their key and one other. Main deletes shipment (1, 'eu'); the branch adds a
+    line for it. The violation names the parent key by the parent's columns; restoring the shipment merges."""
+    con.execute("ATTACH 'differential:ship' AS ship")
+    con.execute("CREATE TABLE ship.shipments (region VARCHAR, order_no INTEGER, carrier VARCHAR, "
+                "PRIMARY KEY (order_no, region))")
+    con.execute("CREATE TABLE ship.lines (region VARCHAR, line INTEGER, order_no INTEGER, qty INTEGER, "
+                "PRIMARY KEY (order_no, line), FOREIGN KEY (order_no, region) REFERENCES shipments (order_no, region))")
+    con.execute("INSERT INTO ship.shipments VALUES ('eu', 1, 'dhl'), ('us', 1, 'ups')")
+    con.execute("INSERT INTO ship.lines VALUES ('us', 1, 1, 5)")
+    con.execute("CALL differential_create_snapshot('ship')")
+    con.execute("CALL differential_create_branch('ship', 'agent')")
+    con.execute("ATTACH 'differential:ship' AS agent (BRANCH 'agent')")
+    con.execute("INSERT INTO agent.lines VALUES ('eu', 2, 1, 3)")
+    con.execute("CALL differential_create_snapshot('agent')")
+    con.execute("DELETE FROM ship.shipments WHERE region = 'eu'")
+    con.execute("CALL differential_create_snapshot('ship')")
+    con.execute("DETACH agent")
+    con.execute("DETACH ship")
+    (detail,) = con.execute("SELECT unnest(conflict_details) FROM differential_merge_branch_preview("
+                            "'ship', 'main', 'agent') WHERE table_name = 'lines'").fetchone()
+    assert [(k["column_name"], k["text_value"]) for k in detail["key"]] == [("order_no", "1"), ("line", "2")]
+    assert detail["columns"] == ["order_no", "region"]
+    assert [(k["column_name"], k["text_value"]) for k in detail["parent_key"]] == [("order_no", "1"), ("region", "eu")]
+    assert [(c["column_name"], c["theirs"]["text_value"], c["ours"]["is_null"]) for c in detail["cells"]] == [
+        ("order_no", "1", True), ("region", "eu", True)]
+    before = repository_state(con), tree_fingerprint(repository)
+    refused(con, "SELECT * FROM differential_merge_branch('ship', 'main', 'agent', 'main')", "merge_conflict")
+    assert (repository_state(con), tree_fingerprint(repository)) == before
+    con.execute("CREATE TABLE memory.main.back (region VARCHAR, order_no INTEGER, carrier VARCHAR, "
+                "_merge_action VARCHAR, _merge_columns MAP(VARCHAR, VARCHAR))")
+    con.execute("INSERT INTO memory.main.back VALUES ('eu', 1, NULL, 'theirs', NULL)")
+    assert con.execute("SELECT merge_action FROM differential_merge_branch('ship', 'main', 'agent', 'main', "
+                       "resolution_tables => map {'main.shipments': 'memory.main.back'})").fetchone() == ("merged",)
+    con.execute("ATTACH 'differential:ship' AS ship (READ_ONLY)")
+    assert con.execute("SELECT l.line, s.carrier FROM ship.lines l JOIN ship.shipments s "
+                       "USING (order_no, region) ORDER BY l.line").fetchall() == [(1, "ups"), (2, "dhl")]

@@ -10,10 +10,6 @@
 
 namespace differential {
 
-static std::string N(const char *prefix, size_t i) {
-	return std::string(prefix) + std::to_string(i);
-}
-
 static size_t IndexOf(const std::vector<std::string> &names, const std::string &name) {
 	for (size_t i = 0; i < names.size(); i++) {
 		if (CatalogKey(names[i]) == CatalogKey(name)) {
@@ -113,11 +109,11 @@ std::string MergedRows(const TableShape &table, const std::string &ours, const s
 		bool in_ours = table.ours.table_present && table.ours.columns.count(CatalogKey(column));
 		from_ours.push_back(in_ours ? "__r." + name : "NULL::" + table.TypeOf(column) + " AS " + name);
 		auto k = IndexOf(table.key, column);
-		from_decisions.push_back((k < table.key.size() ? N("k_", k) : N("m_", IndexOf(values, column))) + " AS " +
-		                         name);
+		from_decisions.push_back((k < table.key.size() ? Numbered("k_", k) : Numbered("m_", IndexOf(values, column))) +
+		                         " AS " + name);
 	}
 	for (size_t k = 0; k < table.key.size(); k++) {
-		deleted.push_back("__d." + N("k_", k) + " = __r." + SqlIdentifier(table.key[k]));
+		deleted.push_back("__d." + Numbered("k_", k) + " = __r." + SqlIdentifier(table.key[k]));
 	}
 	std::vector<std::string> parts;
 	if (table.ours.table_present) {
@@ -153,11 +149,11 @@ std::string ViolationsQuery(const ForeignKeyEdge &edge, const TableShape &child,
 		}
 	}
 	for (size_t i = 0; i < child.key.size(); i++) {
-		select.push_back("__c." + SqlIdentifier(child.key[i]) + " AS " + N("__differential_k", i));
+		select.push_back("__c." + SqlIdentifier(child.key[i]) + " AS " + Numbered("__differential_k", i));
 	}
 	for (size_t j = 0; j < edge.columns.size(); j++) {
 		auto c = "__c." + SqlIdentifier(edge.columns[j]);
-		select.push_back(c + " AS " + N("__differential_f", j));
+		select.push_back(c + " AS " + Numbered("__differential_f", j));
 		present.push_back(c + " IS NOT NULL");
 		matches.push_back("__p." + SqlIdentifier(edge.parent_columns[j]) + " = " + c);
 	}
@@ -170,8 +166,8 @@ std::string ViolationsQuery(const ForeignKeyEdge &edge, const TableShape &child,
 std::string MissingParentKeys(const ForeignKeyEdge &edge, const TableShape &parent, const std::string &violations) {
 	std::vector<std::string> select;
 	for (size_t k = 0; k < parent.key.size(); k++) {
-		select.push_back(N("__differential_f", IndexOf(edge.parent_columns, parent.key[k])) + " AS " +
-		                 N("__differential_k", k));
+		select.push_back(Numbered("__differential_f", IndexOf(edge.parent_columns, parent.key[k])) + " AS " +
+		                 Numbered("__differential_k", k));
 	}
 	return "SELECT DISTINCT " + JoinSql(select, ", ", "") + " FROM " + violations;
 }

@@ -16,10 +16,6 @@ namespace differential {
 
 using duckdb::Value;
 
-static std::string N(const char *prefix, size_t i) {
-	return std::string(prefix) + std::to_string(i);
-}
-
 //! Reads the rows `keys` names (changed or not) into the table's decisions, which it creates when
 //! the comparison made none: a decision about a row needs its row. A key no input has gets a row of
 //! its own (a parent restored with custom values).
@@ -35,7 +31,7 @@ void MergeSession::AddDecisionRows(size_t index, const std::string &keys, std::v
 	std::vector<std::string> absent, key_columns;
 	for (size_t k = 0; k < table.key.size(); k++) {
 		absent.push_back("__d.k_" + std::to_string(k) + " = __q.k_" + std::to_string(k));
-		key_columns.push_back(N("__differential_k", k) + " AS " + N("k_", k));
+		key_columns.push_back(Numbered("__differential_k", k) + " AS " + Numbered("k_", k));
 	}
 	InputReads chosen;
 	chosen.base_rows = chosen.ours_rows = chosen.theirs_rows = KeyInRelation(table, keys);
@@ -68,7 +64,7 @@ std::string MergeSession::DecisionTargets(size_t index, const std::vector<std::s
 	auto &table = plan.tables[index].shape;
 	std::vector<std::string> parts, keys;
 	for (size_t k = 0; k < table.key.size(); k++) {
-		keys.push_back(N("__differential_k", k));
+		keys.push_back(Numbered("__differential_k", k));
 	}
 	for (size_t e = 0; e < foreign_keys.size(); e++) {
 		if (foreign_keys[e].child == index) {
@@ -116,13 +112,10 @@ void MergeSession::CheckForeignKeys(std::vector<std::string> &decision_tables,
 	}
 	for (auto &deferred : deferred_decisions) {
 		RefuseDeferredDecisions(*connection, plan.tables[deferred.first].shape, deferred.second);
+		// Only a table with deferred decisions had its decisions changed here.
+		objects[deferred.first].counts = ReadCounts(*connection, decision_tables[deferred.first]);
 	}
 	deferred_decisions.clear();
-	for (size_t i = 0; i < plan.tables.size(); i++) {
-		if (!decision_tables[i].empty()) {
-			objects[i].counts = ReadCounts(*connection, decision_tables[i]);
-		}
-	}
 	for (size_t e = 0; e < foreign_keys.size(); e++) {
 		ReportViolations(foreign_keys[e], violations[e], objects[foreign_keys[e].child]);
 		RunSql(*connection, "DROP TABLE " + violations[e]);
@@ -142,12 +135,12 @@ void MergeSession::ReportViolations(const ForeignKeyEdge &edge, const std::strin
 	auto nk = child.key.size(), nf = edge.columns.size();
 	std::vector<std::string> select, on, order;
 	for (size_t k = 0; k < nk; k++) {
-		select.push_back("v." + N("__differential_k", k));
-		on.push_back("q." + N("k_", k) + " = v." + N("__differential_k", k));
-		order.push_back("v." + N("__differential_k", k));
+		select.push_back("v." + Numbered("__differential_k", k));
+		on.push_back("q." + Numbered("k_", k) + " = v." + Numbered("__differential_k", k));
+		order.push_back("v." + Numbered("__differential_k", k));
 	}
 	for (size_t j = 0; j < nf; j++) {
-		select.push_back("v." + N("__differential_f", j));
+		select.push_back("v." + Numbered("__differential_f", j));
 	}
 	select.push_back("q.in_b, q.in_o, q.in_t");
 	for (auto &column : edge.columns) {
@@ -159,7 +152,7 @@ void MergeSession::ReportViolations(const ForeignKeyEdge &edge, const std::strin
 			i++;
 		}
 		for (auto side : {"b", "o", "t"}) {
-			select.push_back(k < nk ? std::string("CASE WHEN q.in_") + side + " THEN q." + N("k_", k) + " END"
+			select.push_back(k < nk ? std::string("CASE WHEN q.in_") + side + " THEN q." + Numbered("k_", k) + " END"
 			                        : std::string("q.") + side + "_" + std::to_string(i));
 		}
 	}

@@ -181,10 +181,6 @@ FrozenResolution DeserializeResolution(const std::string &table, const std::stri
 	return resolution;
 }
 
-static std::string N(const char *prefix, size_t i) {
-	return std::string(prefix) + std::to_string(i);
-}
-
 //! The resolution table must have exactly the result table's columns, with the same types, plus the
 //! two control columns.
 static void CheckColumns(const TableShape &table, const FrozenResolution &resolution) {
@@ -235,10 +231,10 @@ static void CreateScratch(duckdb::Connection &connection, const TableShape &tabl
 	auto values = table.ValueColumns();
 	std::vector<std::string> select;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		select.push_back("u." + SqlIdentifier(table.key[i]) + " AS " + N("k_", i));
+		select.push_back("u." + SqlIdentifier(table.key[i]) + " AS " + Numbered("k_", i));
 	}
 	for (size_t i = 0; i < values.size(); i++) {
-		select.push_back("u." + SqlIdentifier(values[i]) + " AS " + N("r_", i));
+		select.push_back("u." + SqlIdentifier(values[i]) + " AS " + Numbered("r_", i));
 	}
 	select.push_back("u." + SqlIdentifier(ACTION_COLUMN) + " AS action");
 	select.push_back("u." + SqlIdentifier(COLUMNS_COLUMN) + " AS cols");
@@ -267,9 +263,9 @@ static DecisionMatch MatchByKey(const TableShape &table, const std::string &deci
 	DecisionMatch match;
 	std::vector<std::string> equal;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		match.keys.push_back(N("k_", i));
-		equal.push_back("r." + N("k_", i) + " = d." + N("k_", i));
-		match.key_text.push_back("r." + N("k_", i) + "::VARCHAR");
+		match.keys.push_back(Numbered("k_", i));
+		equal.push_back("r." + Numbered("k_", i) + " = d." + Numbered("k_", i));
+		match.key_text.push_back("r." + Numbered("k_", i) + "::VARCHAR");
 	}
 	match.on = JoinSql(equal, " AND ", "true");
 	match.key_sql = "concat_ws(', ', " + JoinSql(match.key_text, ", ", "") + ")";
@@ -286,15 +282,8 @@ static std::string Covers(const TableShape &table, const std::string &key, const
 	return "(" + part + " = " + key + " OR starts_with(" + part + ", " + key + " || '.'))";
 }
 
-static void RefuseUnmatched(duckdb::Connection &connection, const TableShape &table, const std::string &r,
-                            const DecisionMatch &m, const std::string &matched) {
-	Refuse(connection,
-	       "SELECT " + m.key_sql + " FROM " + r + " r WHERE NOT EXISTS (SELECT 1 FROM " + matched + " d WHERE " + m.on +
-	           ")",
-	       table.name,
-	       "matches no conflict of this merge (decisions cannot change rows that merge on their own; a foreign key "
-	       "decision must name a violating child row or a missing parent row)");
-}
+static const char *UNMATCHED = "matches no conflict of this merge (decisions cannot change rows that merge on their "
+                               "own; a foreign key decision must name a violating child row or a missing parent row)";
 
 //! Every decision must be well formed, match a conflict of this merge and suit its kind.
 static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &r,
@@ -311,7 +300,10 @@ static void RefuseInvalidDecisions(duckdb::Connection &connection, const TableSh
 	           " WHERE action IS NULL OR action NOT IN ('cells', 'ours', 'theirs', 'delete', 'custom')",
 	       table.name, "has a _merge_action other than cells, ours, theirs, delete or custom");
 	if (!defer_unmatched) {
-		RefuseUnmatched(connection, table, r, m, m.conflicts);
+		Refuse(connection,
+		       "SELECT " + m.key_sql + from + " WHERE NOT EXISTS (SELECT 1 FROM " + m.conflicts + " d WHERE " + m.on +
+		           ")",
+		       table.name, UNMATCHED);
 	}
 	Refuse(connection, "SELECT " + m.key_sql + joined + " WHERE (d.action = 'conflict:cell') <> (r.action = 'cells')",
 	       table.name,
@@ -342,12 +334,13 @@ static void SettleConflicts(duckdb::Connection &connection, const TableShape &ta
 		return "r.cols[" + SqlLiteral(path) + "]";
 	};
 	for (size_t i = 0; i < values.size(); i++) {
-		CellChoice in {"d." + N("b_", i), "d." + N("o_", i), "d." + N("t_", i), "r." + N("r_", i), choice};
-		auto merged = "d." + N("m_", i);
+		CellChoice in {"d." + Numbered("b_", i), "d." + Numbered("o_", i), "d." + Numbered("t_", i),
+		               "r." + Numbered("r_", i), choice};
+		auto merged = "d." + Numbered("m_", i);
 		auto cells = ResolvedCell(table.FieldsOf(values[i]), values[i], in);
-		set.push_back(N("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + N("c_", i) + " THEN " + cells +
-		              " ELSE " + merged + " END WHEN 'theirs' THEN " + in.t + " WHEN 'custom' THEN " + in.custom +
-		              " ELSE " + merged + " END");
+		set.push_back(Numbered("m_", i) + " = CASE r.action WHEN 'cells' THEN CASE WHEN d." + Numbered("c_", i) +
+		              " THEN " + cells + " ELSE " + merged + " END WHEN 'theirs' THEN " + in.t +
+		              " WHEN 'custom' THEN " + in.custom + " ELSE " + merged + " END");
 	}
 	set.push_back("action = CASE r.action WHEN 'cells' THEN 'update' WHEN 'ours' THEN 'keep' WHEN 'theirs' THEN "
 	              "CASE WHEN d.in_t AND d.in_o THEN 'update' WHEN d.in_t THEN 'insert' WHEN d.in_o THEN 'delete' "
@@ -373,21 +366,15 @@ bool ApplyResolution(duckdb::Connection &connection, const TableShape &table, co
 	CreateScratch(connection, table, resolution, r);
 	auto match = MatchByKey(table, decisions);
 	RefuseInvalidDecisions(connection, table, r, match, defer_unmatched);
-	if (!defer_unmatched) {
-		SettleConflicts(connection, table, decisions, r, match, SettledRowConflicts(table));
-		RunSql(connection, "DROP TABLE " + r);
-		return false;
-	}
-	// Decisions matching a row conflict are done with; the rest waits for the foreign key check (a
-	// decision for a violating child or a missing parent).
-	auto deferred = SqlIdentifier(scratch + "@deferred");
-	RunSql(connection, "CREATE TEMP TABLE " + deferred + " AS SELECT * FROM " + r +
-	                       " r WHERE NOT EXISTS (SELECT 1 FROM " + match.conflicts + " d WHERE " + match.on + ")");
 	SettleConflicts(connection, table, decisions, r, match, SettledRowConflicts(table));
-	RunSql(connection, "DROP TABLE " + r);
-	RunSql(connection, "ALTER TABLE " + deferred + " RENAME TO " + r);
-	if (ScalarInt(connection, "SELECT count(*) FROM " + r) > 0) {
-		return true;
+	// Decisions that matched a row conflict (settled now, or still a conflict) are done with; the rest waits
+	// for the foreign key check (a decision for a violating child or a missing parent).
+	if (defer_unmatched) {
+		RunSql(connection, "DELETE FROM " + r + " r WHERE EXISTS (SELECT 1 FROM " + decisions + " d WHERE " + match.on +
+		                       " AND (d.action LIKE 'conflict:%' OR d.resolved))");
+		if (ScalarInt(connection, "SELECT count(*) FROM " + r) > 0) {
+			return true;
+		}
 	}
 	RunSql(connection, "DROP TABLE " + r);
 	return false;
@@ -399,7 +386,7 @@ int64_t SettleDeferredDecisions(duckdb::Connection &connection, const TableShape
 	auto match = MatchByKey(table, decisions);
 	std::vector<std::string> on_target;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		on_target.push_back("__g." + N("__differential_k", i) + " = r." + N("k_", i));
+		on_target.push_back("__g." + Numbered("__differential_k", i) + " = r." + Numbered("k_", i));
 	}
 	auto targeted = "(SELECT r.*, __g.role FROM " + r + " r JOIN " + targets + " __g ON " +
 	                JoinSql(on_target, " AND ", "true") + ")";
@@ -418,10 +405,7 @@ int64_t SettleDeferredDecisions(duckdb::Connection &connection, const TableShape
 	       table.name,
 	       "restores a missing parent row from a side that does not have it: take it from ours or theirs where that "
 	       "side has the row, or give its values with custom");
-	auto chosen = SqlIdentifier(scratch + "@chosen");
-	RunSql(connection, "CREATE TEMP TABLE " + chosen + " AS SELECT * EXCLUDE (role) FROM " + targeted);
-	SettleConflicts(connection, table, decisions, chosen, match, "true");
-	RunSql(connection, "DROP TABLE " + chosen);
+	SettleConflicts(connection, table, decisions, targeted, match, "true");
 	RunSql(connection, "DELETE FROM " + r + " r WHERE EXISTS (SELECT 1 FROM " + targets + " __g WHERE " +
 	                       JoinSql(on_target, " AND ", "true") + ")");
 	return count;
@@ -429,8 +413,7 @@ int64_t SettleDeferredDecisions(duckdb::Connection &connection, const TableShape
 
 void RefuseDeferredDecisions(duckdb::Connection &connection, const TableShape &table, const std::string &scratch) {
 	auto r = SqlIdentifier(scratch);
-	auto match = MatchByKey(table, r);
-	RefuseUnmatched(connection, table, r, match, "(SELECT * FROM " + r + " WHERE false)");
+	Refuse(connection, "SELECT " + MatchByKey(table, r).key_sql + " FROM " + r + " r", table.name, UNMATCHED);
 	RunSql(connection, "DROP TABLE " + r);
 }
 

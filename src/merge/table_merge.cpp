@@ -50,6 +50,10 @@ CellDecision TableShape::DecideCell(const std::string &column, const std::string
 	return FieldDecision(FieldsOf(column), column, b, o, t);
 }
 
+std::string Numbered(const char *prefix, size_t i) {
+	return std::string(prefix) + std::to_string(i);
+}
+
 std::string JoinSql(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty) {
 	if (parts.empty()) {
 		return empty;
@@ -72,10 +76,6 @@ std::string RowidPredicate(const std::vector<RowidRange> &ranges) {
 		i = j + 1;
 	}
 	return out.empty() ? "false" : "(" + JoinSql(out, " OR ", "false") + ")";
-}
-
-static std::string N(const char *prefix, size_t i) {
-	return std::string(prefix) + std::to_string(i);
 }
 
 static std::string Qualified(const std::string &catalog, const std::string &table) {
@@ -131,16 +131,16 @@ static std::string JoinedInputs(const TableShape &table, const std::string &base
 		if (!theirs_as_base) {
 			present.push_back("__t." + k);
 		}
-		select.push_back("coalesce(" + JoinSql(present, ", ", "") + ") AS " + N("k_", i));
+		select.push_back("coalesce(" + JoinSql(present, ", ", "") + ") AS " + Numbered("k_", i));
 	}
 	select.push_back("__b.__differential_present IS NOT NULL AS in_b");
 	select.push_back(ours_alias + ".__differential_present IS NOT NULL AS in_o");
 	select.push_back(theirs_alias + ".__differential_present IS NOT NULL AS in_t");
 	for (size_t i = 0; i < values.size(); i++) {
 		auto c = SqlIdentifier(values[i]);
-		select.push_back("__b." + c + " AS " + N("b_", i));
-		select.push_back(ours_alias + "." + c + " AS " + N("o_", i));
-		select.push_back(theirs_alias + "." + c + " AS " + N("t_", i));
+		select.push_back("__b." + c + " AS " + Numbered("b_", i));
+		select.push_back(ours_alias + "." + c + " AS " + Numbered("o_", i));
+		select.push_back(theirs_alias + "." + c + " AS " + Numbered("t_", i));
 	}
 	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " +
 	              SideRelation(table, base, table.base, reads.base_rows) + " __b";
@@ -166,7 +166,7 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	}
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
-		auto b = N("b_", i), o = N("o_", i), t = N("t_", i);
+		auto b = Numbered("b_", i), o = Numbered("o_", i), t = Numbered("t_", i);
 		auto cell = table.DecideCell(values[i], b, o, t);
 		o_changed.push_back(o + " IS DISTINCT FROM " + b);
 		t_changed.push_back(t + " IS DISTINCT FROM " + b);
@@ -177,8 +177,8 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 			// Ours changed some fields and theirs others: the merged value is neither side's.
 			takes_theirs.back() = "(" + takes_theirs.back() + " OR (" + cell.merged + ") IS DISTINCT FROM " + o + ")";
 		}
-		decided.push_back(cell.merged + " AS " + N("m_", i));
-		decided.push_back("in_b AND in_o AND in_t AND " + cell_conflict.back() + " AS " + N("c_", i));
+		decided.push_back(cell.merged + " AS " + Numbered("m_", i));
+		decided.push_back("in_b AND in_o AND in_t AND " + cell_conflict.back() + " AS " + Numbered("c_", i));
 		// The columns a conflict is about: the clashing cells (or fields of them), the cells two insertions
 		// disagree on, or the cells the updating side of a delete_update changed.
 		for (auto &part : cell.parts) {
@@ -228,7 +228,7 @@ std::string CountQuery(const std::string &decisions) {
 static std::vector<std::string> KeyNames(const TableShape &table) {
 	std::vector<std::string> keys;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		keys.push_back(N("k_", i));
+		keys.push_back(Numbered("k_", i));
 	}
 	return keys;
 }
@@ -241,9 +241,9 @@ std::string ConflictQuery(const TableShape &table, const std::string &decisions,
 	}
 	auto values = table.ValueColumns();
 	for (size_t i = 0; i < values.size(); i++) {
-		select.push_back(N("b_", i));
-		select.push_back(N("o_", i));
-		select.push_back(N("t_", i));
+		select.push_back(Numbered("b_", i));
+		select.push_back(Numbered("o_", i));
+		select.push_back(Numbered("t_", i));
 	}
 	return "SELECT " + JoinSql(select, ", ", "") + " FROM " + decisions + " WHERE action LIKE 'conflict:%' ORDER BY " +
 	       JoinSql(keys, ", ", "1") + " LIMIT " + std::to_string(limit) + " OFFSET " + std::to_string(offset);
@@ -252,7 +252,7 @@ std::string ConflictQuery(const TableShape &table, const std::string &decisions,
 std::string UpdatedColumnsQuery(const TableShape &table, const std::string &decisions) {
 	std::vector<std::string> select;
 	for (size_t i = 0; i < table.ValueColumns().size(); i++) {
-		auto m = N("m_", i), o = N("o_", i);
+		auto m = Numbered("m_", i), o = Numbered("o_", i);
 		select.push_back("coalesce(bool_or(" + m + " IS DISTINCT FROM " + o + " OR CAST(" + m +
 		                 " AS VARCHAR) IS DISTINCT FROM CAST(" + o + " AS VARCHAR)), false)");
 	}
@@ -265,18 +265,18 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 	auto qualified = Qualified(target, table.name);
 	std::vector<std::string> match, inserted_columns, inserted_values, set;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		match.push_back(qualified + "." + SqlIdentifier(table.key[i]) + " = __d." + N("k_", i));
+		match.push_back(qualified + "." + SqlIdentifier(table.key[i]) + " = __d." + Numbered("k_", i));
 		inserted_columns.push_back(SqlIdentifier(table.key[i]));
-		inserted_values.push_back(N("k_", i));
+		inserted_values.push_back(Numbered("k_", i));
 	}
 	for (size_t i = 0; i < values.size(); i++) {
 		// A column no update changes is left alone: DuckDB would otherwise record an update of it in every row
 		// group a changed row sits in, and rewrite that column there at the next checkpoint.
 		if (updated[i]) {
-			set.push_back(SqlIdentifier(values[i]) + " = __d." + N("m_", i));
+			set.push_back(SqlIdentifier(values[i]) + " = __d." + Numbered("m_", i));
 		}
 		inserted_columns.push_back(SqlIdentifier(values[i]));
-		inserted_values.push_back(N("m_", i));
+		inserted_values.push_back(Numbered("m_", i));
 	}
 	std::vector<std::string> out;
 	out.push_back("DELETE FROM " + qualified + " USING " + decisions + " __d WHERE __d.action = 'delete' AND " +
@@ -294,7 +294,7 @@ std::vector<std::string> ApplyStatements(const TableShape &table, const std::str
 std::string KeyInRelation(const TableShape &table, const std::string &keys) {
 	std::vector<std::string> equal;
 	for (size_t i = 0; i < table.key.size(); i++) {
-		equal.push_back("__x." + N("__differential_k", i) + " = " + SqlIdentifier(table.key[i]));
+		equal.push_back("__x." + Numbered("__differential_k", i) + " = " + SqlIdentifier(table.key[i]));
 	}
 	return "EXISTS (SELECT 1 FROM " + keys + " __x WHERE " + JoinSql(equal, " AND ", "true") + ")";
 }

@@ -115,5 +115,7 @@ std::string ChangedRowsQuery(const TableShape &table, const std::string &base, c
                              const std::string &column);
 
 std::string JoinSql(const std::vector<std::string> &parts, const std::string &separator, const std::string &empty);
+//! A numbered column of the merge's own SQL: `prefix` and `i` (k_0, m_3, __differential_k1, ...).
+std::string Numbered(const char *prefix, size_t i);
 
 } // namespace differential

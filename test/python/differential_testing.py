@@ -85,6 +85,15 @@ def repository_state(con):
     return state
 
 
+def whole_value(b, o, t):
+    """The specification's cell rule, for the tests' reference models: (merged, conflict) of one value."""
+    if o == b:
+        return t, False
+    if t == b or o == t:
+        return o, False
+    return None, True
+
+
 def three_way_database(con, name, columns, rows_of):
     """Database `name` with table m (`columns`: its column definitions): the base is snapshot 1, ours main
     (snapshot 2), theirs branch 'theirs' (snapshot 3); rows_of(i) gives the row literals of base, ours, theirs."""

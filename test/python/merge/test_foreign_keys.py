@@ -14,6 +14,7 @@ import random
 import pytest
 
 from differential_testing import refused, repository_state, scalar, tree_fingerprint
+from differential_testing import whole_value as whole
 
 TABLES = {  # name: (value columns, foreign key column or None, parent table)
     "parent": (("v",), None, None),
@@ -29,15 +30,6 @@ EDGES = [(t, fk, p) for t, (_, fk, p) in TABLES.items() if fk]
 
 
 # The model ---------------------------------------------------------------------------------------------------
-
-def whole(b, o, t):
-    """(merged, conflict) of one cell."""
-    if o == b:
-        return t, False
-    if t == b or o == t:
-        return o, False
-    return None, True
-
 
 def decide(b, o, t):
     """One key of one table: ('row', values), ('absent',), ('conflict', kind, columns) or None."""

@@ -11,21 +11,13 @@ import random
 import pytest
 
 from differential_testing import refused, repository_state, three_way_database, tree_fingerprint
+from differential_testing import whole_value as whole
 
 ABSENT = object()
 STRUCT = "STRUCT(a INTEGER, b VARCHAR, n STRUCT(x INTEGER, y INTEGER))"
 # The STRUCT's shape as the model walks it: a field mapping to None is a leaf.
 SHAPE = {"a": None, "b": None, "n": {"x": None, "y": None}}
 COLUMNS = ("s", "v")
-
-
-def whole(b, o, t):
-    """(merged, conflict) by the whole-value rule."""
-    if o == b:
-        return t, False
-    if t == b or o == t:
-        return o, False
-    return None, True
 
 
 def fields(shape, b, o, t, path):

@@ -114,6 +114,7 @@ static void RegisterFunctions(ExtensionLoader &loader) {
 	loader.RegisterFunction(Guarded(differential::StorageInfoFunctions(), reads));
 	loader.RegisterFunction(Guarded(differential::IoCountersFunction(), reads));
 	loader.RegisterFunction(Guarded(differential::MergeAncestryFunction(), reads));
+	loader.RegisterFunction(Guarded(differential::MergeVirtualBaseFunction(), reads));
 	loader.RegisterFunction(Guarded(differential::MergeBranchFunction(), writes));
 	loader.RegisterFunction(Guarded(differential::MergeSnapshotsFunction(), writes));
 	loader.RegisterFunction(Guarded(differential::MergeBranchPreflightFunction(), reads));

@@ -1,5 +1,6 @@
 // differential_merge_ancestry(database, ours, theirs [, page_size =>, before_snapshot_id =>]): the snapshot graph
-// behind a merge's base selection, one row per snapshot reachable from either side; a page, newest first.
+// behind a merge's base selection, one row per snapshot reachable from either side; a page, newest first. And
+// differential_merge_virtual_base(database, ours, theirs): the makeup of the virtual base base => 'virtual' builds.
 #include "common/errors.hpp"
 #include "common/names.hpp"
 #include "functions/attached_catalog.hpp"
@@ -7,6 +8,7 @@
 #include "functions/sql_functions.hpp"
 #include "merge/ancestry.hpp"
 #include "merge/merge_states.hpp"
+#include "merge/virtual_base.hpp"
 
 namespace differential {
 
@@ -114,6 +116,49 @@ static unique_ptr<FunctionData> Bind(ClientContext &, TableFunctionBindInput &in
 		    return AllRows(metadata, database, ours, theirs);
 	    },
 	    types, names);
+}
+
+//! Three rows per step, in the order the steps run: its base, ours and theirs, each a snapshot or an earlier step.
+static Rows VirtualBaseRows(MetadataStore &metadata, const std::string &database, int64_t ours, int64_t theirs) {
+	RequireSnapshots(database, metadata.history.ReachableParents(database, {ours, theirs}), {ours, theirs});
+	auto plan = VirtualBaseOf(metadata, database, ours, theirs);
+	Rows rows;
+	for (size_t i = 0; i < plan.steps.size(); i++) {
+		auto &step = plan.steps[i];
+		for (auto input : {std::make_pair("base", &step.base), std::make_pair("ours", &step.ours),
+		                   std::make_pair("theirs", &step.theirs)}) {
+			auto &in = *input.second;
+			rows.push_back({Value::BIGINT(int64_t(i) + 1), Value(input.first),
+			                in.IsStep() ? Value(LogicalType::BIGINT) : Value::BIGINT(in.snapshot),
+			                in.IsStep() ? Value::BIGINT(in.step + 1) : Value(LogicalType::BIGINT),
+			                Value::BOOLEAN(i + 1 == plan.steps.size())});
+		}
+	}
+	return rows;
+}
+
+static unique_ptr<FunctionData> BindVirtualBase(ClientContext &, TableFunctionBindInput &input,
+                                                vector<LogicalType> &types, vector<Identifier> &names) {
+	auto database = StringArgument(input, 0, "database name");
+	ValidateName("database", database);
+	auto ours = SnapshotArgument(input, 1, "ours");
+	auto theirs = SnapshotArgument(input, 2, "theirs");
+	return BindRows(
+	    {{"step", LogicalType::BIGINT},
+	     {"role", LogicalType::VARCHAR},
+	     {"snapshot_id", LogicalType::BIGINT},
+	     {"from_step", LogicalType::BIGINT},
+	     {"final", LogicalType::BOOLEAN}},
+	    [=](ClientContext &context) {
+		    return VirtualBaseRows(*CurrentRepository(context)->metadata, database, ours, theirs);
+	    },
+	    types, names);
+}
+
+TableFunction MergeVirtualBaseFunction() {
+	return MakeRowsFunction("differential_merge_virtual_base",
+	                        {LogicalType::VARCHAR, LogicalType::BIGINT, LogicalType::BIGINT},
+	                        TranslatedBind<BindVirtualBase>);
 }
 
 TableFunction MergeAncestryFunction() {

@@ -77,7 +77,7 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunct
 	MergeSnapshotsRequest request;
 	request.database = StringArgument(input, 0, "database name");
 	ValidateName("database", request.database);
-	request.base = SnapshotArgument(input, 1, "base");
+	request.base = BaseSnapshotArgument(input, 1);
 	request.ours = SnapshotArgument(input, 2, "ours");
 	request.theirs = SnapshotArgument(input, 3, "theirs");
 	request.destination = StringArgument(input, 4, "destination branch");

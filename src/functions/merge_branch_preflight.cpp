@@ -34,8 +34,8 @@ static unique_ptr<FunctionData> Bind(ClientContext &context, TableFunctionBindIn
 			    issues += (issues.empty() ? "" : "\n") + issue;
 		    }
 		    return Rows {{Value::BOOLEAN(p.ready), Value(ToString(p.merge_action)), Value(ToString(p.target_state)),
-		                  Value(ToString(p.validation_state)), Value::BIGINT(p.inputs.base),
-		                  Value::BIGINT(p.inputs.ours), Value::BIGINT(p.inputs.theirs),
+		                  Value(ToString(p.validation_state)), OptionalId(p.inputs.base), Value::BIGINT(p.inputs.ours),
+		                  Value::BIGINT(p.inputs.theirs),
 		                  issues.empty() ? Value(LogicalType::VARCHAR) : Value(issues)}};
 	    },
 	    types, names, options.progress);

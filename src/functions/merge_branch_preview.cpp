@@ -102,7 +102,7 @@ static Rows PreviewRows(const MergePreview &preview) {
 		rows.push_back({Value(ToString(object.object_type)),
 		                Value(object.name),
 		                is_table ? Value(object.name) : Text(""),
-		                Value::BIGINT(in.base),
+		                OptionalId(in.base),
 		                Value::BIGINT(in.ours),
 		                Value::BIGINT(in.theirs),
 		                count(c.ours_inserts),
@@ -162,7 +162,7 @@ static unique_ptr<FunctionData> BindSnapshots(ClientContext &context, TableFunct
                                               vector<LogicalType> &types, vector<Identifier> &names) {
 	auto database = StringArgument(input, 0, "database name");
 	ValidateName("database", database);
-	auto base = SnapshotArgument(input, 1, "base");
+	auto base = BaseSnapshotArgument(input, 1);
 	auto ours = SnapshotArgument(input, 2, "ours");
 	auto theirs = SnapshotArgument(input, 3, "theirs");
 	return BindPreview(context, input, types, names, [=](ClientContext &context, const MergeOptions &options) {

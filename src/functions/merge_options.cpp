@@ -17,6 +17,7 @@ void AddMergeOptions(TableFunction &function, MergeOptionSet set) {
 	auto &signature = function.GetSignature();
 	signature.AddKeywordOnly("schema_mode", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
 	signature.AddKeywordOnly("nested", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
+	signature.AddKeywordOnly("base", LogicalType::VARCHAR, Value(LogicalType::VARCHAR));
 	auto map_type = LogicalType::MAP(LogicalType::VARCHAR, LogicalType::VARCHAR);
 	signature.AddKeywordOnly("resolution_tables", map_type, Value(map_type));
 	for (auto name : LIMIT_OPTIONS) {
@@ -58,6 +59,17 @@ MergeBranchRequest ReadMergeBranchRequest(TableFunctionBindInput &input) {
 	return request;
 }
 
+int64_t BaseSnapshotArgument(TableFunctionBindInput &input, size_t index) {
+	if (ParseBaseMode(NamedString(input, "base")) != BaseMode::VIRTUAL) {
+		return SnapshotArgument(input, index, "base");
+	}
+	if (!input.inputs[index].IsNull()) {
+		Fail(ErrorCode::INVALID_ARGUMENT, "With base => 'virtual' the merge builds its base from the best common "
+		                                  "ancestors of ours and theirs: pass NULL as the base snapshot.");
+	}
+	return -1;
+}
+
 static int64_t NonNegative(TableFunctionBindInput &input, const std::string &name, int64_t fallback) {
 	auto value = NamedInteger(input, name);
 	if (!value) {
@@ -74,6 +86,7 @@ MergeOptions ReadMergeOptions(ClientContext &context, TableFunctionBindInput &in
 	MergeOptions options;
 	options.schema_mode = ParseSchemaMode(NamedString(input, "schema_mode"));
 	options.nested_mode = ParseNestedMode(NamedString(input, "nested"));
+	options.base_mode = ParseBaseMode(NamedString(input, "base"));
 	for (auto &entry : input.named_parameters) {
 		if (StringUtil::Lower(entry.first.GetIdentifierName()) == "resolution_tables") {
 			options.resolution_tables = ParseResolutionMapping(entry.second);

@@ -15,6 +15,9 @@ void AddExpectedSnapshotGuards(duckdb::TableFunction &function);
 //! The arguments differential_merge_branch and its preflight share: database, target, source,
 //! destination, the guards and (where declared) request_id, validated.
 MergeBranchRequest ReadMergeBranchRequest(duckdb::TableFunctionBindInput &input);
+//! The base snapshot argument of the snapshot forms: required, except with base => 'virtual', which takes
+//! NULL (returned as -1) since the merge finds its bases itself.
+int64_t BaseSnapshotArgument(duckdb::TableFunctionBindInput &input, size_t index);
 //! Reads the options at bind; resolution table names resolve in the caller's session.
 MergeOptions ReadMergeOptions(duckdb::ClientContext &context, duckdb::TableFunctionBindInput &input);
 //! Fills what comes from the session running the call: TimeZone, Calendar, the concurrency limit.

@@ -31,6 +31,7 @@ duckdb::TableFunction CleanupRemoteFilesFunction();
 duckdb::TableFunctionSet StorageInfoFunctions();
 duckdb::TableFunction IoCountersFunction();
 duckdb::TableFunction MergeAncestryFunction();
+duckdb::TableFunction MergeVirtualBaseFunction();
 duckdb::TableFunction MergeBranchFunction();
 duckdb::TableFunction MergeSnapshotsFunction();
 duckdb::TableFunction MergeBranchPreflightFunction();

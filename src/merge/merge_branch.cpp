@@ -38,17 +38,23 @@ static std::string JsonText(const std::string &text) {
 //! The merge snapshot's commit_extra_info: the algorithm, the operation and the three inputs with
 //! their content roots, so a result always tells where it came from.
 static std::string Provenance(MetadataStore &metadata, const std::string &repository, const std::string &database,
-                              const char *operation, const MergeOptions &options, const MergeRecord &record) {
-	auto input = [&](const char *name, int64_t id) {
+                              const char *operation, const MergeOptions &options, const MergeRecord &record,
+                              const std::vector<int64_t> &bases) {
+	auto snapshot = [&](int64_t id) {
 		auto root = BlockIdentity::ContentRoot(metadata.files, SnapshotDatabaseFile(repository, database, id));
-		return JsonText(name) + ": {\"snapshot_id\": " + std::to_string(id) + ", \"content_root\": " + JsonText(root) +
-		       "}";
+		return "{\"snapshot_id\": " + std::to_string(id) + ", \"content_root\": " + JsonText(root) + "}";
 	};
+	// A virtual base is no snapshot: its best common ancestors stand for it, each with its content root.
+	auto base = "\"base\": " + (bases.empty() ? snapshot(record.base_snapshot_id) : std::string("null"));
+	for (size_t i = 0; i < bases.size(); i++) {
+		base += (i == 0 ? ", \"virtual_base\": [" : ", ") + snapshot(bases[i]) + (i + 1 == bases.size() ? "]" : "");
+	}
 	return "{\"algorithm\": \"differential-three-way-cell-1\", \"operation\": " + JsonText(operation) +
 	       ", \"request_id\": " + (record.request_id.empty() ? std::string("null") : JsonText(record.request_id)) +
 	       ", \"schema_mode\": " + JsonText(ToString(options.schema_mode)) +
-	       ", \"nested\": " + JsonText(ToString(options.nested_mode)) + ", " + input("base", record.base_snapshot_id) +
-	       ", " + input("ours", record.ours_snapshot_id) + ", " + input("theirs", record.theirs_snapshot_id) + "}";
+	       ", \"nested\": " + JsonText(ToString(options.nested_mode)) + ", " + base +
+	       ", \"ours\": " + snapshot(record.ours_snapshot_id) + ", \"theirs\": " + snapshot(record.theirs_snapshot_id) +
+	       "}";
 }
 
 //! Compares and stages; refuses what cannot be published (a violated constraint, a schema conflict,
@@ -82,8 +88,9 @@ static void CompareAndStage(MergeSession &session, MetadataStore &metadata, cons
 	if (conflicts > 0) {
 		Fail(ErrorCode::MERGE_CONFLICT,
 		     ConflictingRows(conflicts) + "; use differential_merge_snapshots_preview('" + database + "', " +
-		         std::to_string(result.base) + ", " + std::to_string(result.ours) + ", " +
-		         std::to_string(result.theirs) +
+		         (result.bases.empty() ? std::to_string(result.base) : std::string("NULL")) + ", " +
+		         std::to_string(result.ours) + ", " + std::to_string(result.theirs) +
+		         (result.bases.empty() ? "" : ", base => 'virtual'") +
 		         ") to page through conflict_details, then pass decisions with resolution_tables => under a new "
 		         "request_id. Nothing was merged.");
 	}
@@ -107,7 +114,7 @@ static void StageAndPublish(duckdb::DatabaseInstance &instance, MetadataStore &m
 	auto comparison_start = Clock::now();
 	CompareAndStage(session, metadata, database, options, record, result);
 	LogTimer provenance;
-	record.extra_info = Provenance(metadata, repository, database, operation_name, options, record);
+	record.extra_info = Provenance(metadata, repository, database, operation_name, options, record, result.bases);
 	LogEvent("provenance_hashed", provenance.ElapsedMs(), "database " + database);
 	result.timings.application_ms = session.application_ms;
 	result.timings.comparison_ms = MillisSince(comparison_start) - session.application_ms;
@@ -247,16 +254,18 @@ MergeBranchResult MergeBranch(duckdb::DatabaseInstance &instance, MetadataStore 
 		         "or into a new branch name.");
 	}
 	// A retry recomputes from the inputs the first attempt selected, not from today's heads.
-	auto result = prior.pending ? FrozenInputs(metadata, request.database, *prior.pending)
-	                            : SelectInputs(metadata, request.database, request.target, request.source);
+	auto result = prior.pending
+	                  ? FrozenInputs(metadata, request.database, *prior.pending)
+	                  : SelectInputs(metadata, request.database, request.target, request.source, options.base_mode);
 	auto record = NewRecord(request.request_id, arguments, result, request.destination,
 	                        PredictedAction(result, create_destination));
 	TakeFrozenSettings(record, prior, options);
 	Attempt(metadata, request.database, record, result, operation, [&]() {
 		if (!ExpectedInputs(request, result)) {
 			Fail(ErrorCode::MERGE_INPUTS_CHANGED,
-			     "The merge inputs are base " + std::to_string(result.base) + ", ours " + std::to_string(result.ours) +
-			         ", theirs " + std::to_string(result.theirs) +
+			     "The merge inputs are base " +
+			         (result.bases.empty() ? std::to_string(result.base) : std::string("virtual")) + ", ours " +
+			         std::to_string(result.ours) + ", theirs " + std::to_string(result.theirs) +
 			         ", not the expected ones; nothing was merged. Review the new inputs and retry with their ids.");
 		}
 		result.timings.selection_ms = MillisSince(selection_start);
@@ -295,7 +304,10 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 		return ResumePrepared(metadata, repository, request.database, *prior.pending, true, options, operation);
 	}
 	auto evicted_before = options.publisher ? options.publisher->MaterializationMs() : 0;
-	RequireKeptInputs(metadata, request.database, {request.base, request.ours, request.theirs});
+	auto virtual_base = options.base_mode == BaseMode::VIRTUAL;
+	if (!virtual_base) {
+		RequireKeptInputs(metadata, request.database, {request.base, request.ours, request.theirs});
+	}
 	// Any kept snapshot may serve as the base: the caller chose it (a documented walkthrough merges a
 	// criss-cross history with one side's merge snapshot as base, which is no common ancestor).
 	if (metadata.history.FindBranch(request.database, request.destination)) {
@@ -304,9 +316,14 @@ MergeBranchResult MergeSnapshots(duckdb::DatabaseInstance &instance, MetadataSto
 		         " already exists; differential_merge_snapshots always writes a new branch. Choose a new name.");
 	}
 	MergeBranchResult result;
-	result.base = request.base;
-	result.ours = request.ours;
-	result.theirs = request.theirs;
+	if (virtual_base) {
+		// A retry recomputes the same bases from the same ours and theirs (FrozenInputs).
+		result = VirtualInputs(metadata, request.database, request.ours, request.theirs);
+	} else {
+		result.base = request.base;
+		result.ours = request.ours;
+		result.theirs = request.theirs;
+	}
 	result.timings.selection_ms = MillisSince(selection_start);
 	auto record = NewRecord(request.request_id, arguments, result, request.destination, MergeAction::CREATED_BRANCH);
 	TakeFrozenSettings(record, prior, options);

@@ -6,6 +6,7 @@
 #include "merge/merge_progress.hpp"
 #include "merge/merge_publisher.hpp"
 #include "merge/merge_session.hpp"
+#include "merge/virtual_base_plan.hpp"
 #include "metadata/metadata_store.hpp"
 
 #include <atomic>
@@ -23,6 +24,7 @@ namespace differential {
 struct MergeOptions {
 	SchemaMode schema_mode = SchemaMode::STRICT;
 	NestedMode nested_mode = NestedMode::WHOLE;
+	BaseMode base_mode = BaseMode::SELECTED;
 	ResolutionMapping resolution_tables;
 	MergeLimits limits;
 	int64_t max_concurrent = 2;
@@ -81,9 +83,11 @@ struct MergeBranchResult {
 	std::string branch_name;
 	int64_t snapshot_id = -1;
 	MergeAction merge_action = MergeAction::MERGED;
+	//! -1 for a virtual base, whose best common ancestors are `bases`.
 	int64_t base = -1;
 	int64_t ours = -1;
 	int64_t theirs = -1;
+	std::vector<int64_t> bases;
 	bool replayed = false;
 	std::string operation_id;
 	std::vector<MergeObjectResult> objects;

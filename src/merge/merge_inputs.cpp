@@ -15,7 +15,7 @@ void RequireDatabase(MetadataStore &metadata, const std::string &database) {
 }
 
 MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
-                               const std::string &source) {
+                               const std::string &source, BaseMode mode) {
 	RequireDatabase(metadata, database);
 	MergeBranchResult result;
 	result.ours = metadata.history.RequireBranchHead(database, target, "merges read");
@@ -25,11 +25,17 @@ MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &datab
 	auto ancestry = walked ? *walked
 	                       : ComputeAncestry(metadata.history.ReachableParents(database, {result.ours, result.theirs}),
 	                                         result.ours, result.theirs);
+	if (ancestry.selection == BaseSelection::AMBIGUOUS && mode == BaseMode::VIRTUAL) {
+		result.bases = ancestry.candidates;
+		RequireKeptInputs(metadata, database, result.bases);
+		return result;
+	}
 	if (ancestry.selection == BaseSelection::AMBIGUOUS) {
 		Fail(ErrorCode::MERGE_BASE_AMBIGUOUS,
 		     "Multiple best common ancestors; use differential_merge_snapshots with an explicit base (see "
 		     "differential_merge_ancestry('" +
-		         database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) + ")).");
+		         database + "', " + std::to_string(result.ours) + ", " + std::to_string(result.theirs) +
+		         ")), or merge them into a virtual base with base => 'virtual'.");
 	}
 	if (ancestry.selection == BaseSelection::UNRELATED) {
 		Fail(ErrorCode::MERGE_BASE_MISSING, "The heads of " + QuoteName(target) + " and " + QuoteName(source) +
@@ -45,7 +51,31 @@ MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &datab
 	return result;
 }
 
+MergeBranchResult VirtualInputs(MetadataStore &metadata, const std::string &database, int64_t ours, int64_t theirs) {
+	RequireKeptInputs(metadata, database, {ours, theirs});
+	MergeBranchResult result;
+	result.ours = ours;
+	result.theirs = theirs;
+	auto ancestry = ComputeAncestry(metadata.history.ReachableParents(database, {ours, theirs}), ours, theirs);
+	if (ancestry.selection == BaseSelection::UNRELATED) {
+		Fail(ErrorCode::MERGE_BASE_MISSING, "Snapshots " + std::to_string(ours) + " and " + std::to_string(theirs) +
+		                                        " share no recorded ancestor, so there is no base to merge from.");
+	}
+	if (ancestry.selection == BaseSelection::SELECTED) {
+		result.base = *ancestry.base;
+	} else {
+		result.bases = ancestry.candidates;
+	}
+	RequireKeptInputs(metadata, database, ancestry.candidates);
+	return result;
+}
+
 MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &database, const MergeRecord &pending) {
+	if (pending.base_snapshot_id < 0) {
+		// A virtual base is frozen by its ours and theirs: recorded parent edges never change, so the same
+		// best common ancestors, folded the same way, make the same virtual base.
+		return VirtualInputs(metadata, database, pending.ours_snapshot_id, pending.theirs_snapshot_id);
+	}
 	MergeBranchResult result;
 	result.base = pending.base_snapshot_id;
 	result.ours = pending.ours_snapshot_id;
@@ -88,7 +118,7 @@ MergeAction PredictedAction(const MergeBranchResult &inputs, bool create_destina
 }
 
 bool Trivial(const MergeBranchResult &inputs) {
-	return inputs.base == inputs.theirs || inputs.base == inputs.ours;
+	return inputs.bases.empty() && (inputs.base == inputs.theirs || inputs.base == inputs.ours);
 }
 
 SessionSettings Settings(const MergeOptions &options, const std::string &time_zone, const std::string &calendar) {
@@ -104,7 +134,7 @@ SessionSettings Settings(const MergeOptions &options, const std::string &time_zo
 }
 
 MergeInputs Inputs(const MergeBranchResult &result) {
-	return MergeInputs {result.base, result.ours, result.theirs};
+	return MergeInputs {result.base, result.ours, result.theirs, result.bases};
 }
 
 int64_t ConflictCount(const MergeBranchResult &result) {

@@ -51,13 +51,18 @@ static MergePreview Preview(duckdb::DatabaseInstance &instance, MetadataStore &m
 MergePreview PreviewMergeBranch(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                                 const std::string &repository, const std::string &database, const std::string &target,
                                 const std::string &source, const MergeOptions &options) {
-	return Preview(instance, metadata, repository, database, SelectInputs(metadata, database, target, source), options);
+	return Preview(instance, metadata, repository, database,
+	               SelectInputs(metadata, database, target, source, options.base_mode), options);
 }
 
 MergePreview PreviewMergeSnapshots(duckdb::DatabaseInstance &instance, MetadataStore &metadata,
                                    const std::string &repository, const std::string &database, int64_t base,
                                    int64_t ours, int64_t theirs, const MergeOptions &options) {
 	RequireDatabase(metadata, database);
+	if (options.base_mode == BaseMode::VIRTUAL) {
+		return Preview(instance, metadata, repository, database, VirtualInputs(metadata, database, ours, theirs),
+		               options);
+	}
 	RequireKeptInputs(metadata, database, {base, ours, theirs});
 	MergeBranchResult inputs;
 	inputs.base = base;
@@ -148,7 +153,7 @@ MergePreflight PreflightMergeBranch(duckdb::DatabaseInstance &instance, Metadata
                                     const MergeOptions &options) {
 	MergePreflight preflight;
 	Issues issues {preflight.issues};
-	preflight.inputs = SelectInputs(metadata, request.database, request.target, request.source);
+	preflight.inputs = SelectInputs(metadata, request.database, request.target, request.source, options.base_mode);
 	if (!ExpectedInputs(request, preflight.inputs)) {
 		issues.Add(ErrorCode::MERGE_INPUTS_CHANGED, "the inputs are not the expected snapshot ids");
 	}

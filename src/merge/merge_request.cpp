@@ -17,6 +17,9 @@ std::string MergeOptions::Canonical() const {
 	if (nested_mode != NestedMode::WHOLE) {
 		out += std::string("|nested=") + ToString(nested_mode);
 	}
+	if (base_mode != BaseMode::SELECTED) {
+		out += std::string("|base=") + ToString(base_mode);
+	}
 	if (!resolution_tables.empty()) {
 		out += "|resolution_tables=" + CanonicalMapping(resolution_tables);
 	}

@@ -13,6 +13,7 @@
 #include "merge/positional_match.hpp"
 #include "merge/storage_identity.hpp"
 #include "merge/typed_value.hpp"
+#include "merge/virtual_base.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -57,16 +58,52 @@ MergeSession::MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &me
 	stage = "__merge_stage@" + tag;
 	FreezeSettings(settings);
 	try {
-		Attach(base, "SNAPSHOT " + std::to_string(inputs.base) + ", READ_ONLY");
+		if (inputs.bases.empty()) {
+			Attach(base, "SNAPSHOT " + std::to_string(inputs.base) + ", READ_ONLY");
+		} else {
+			// A virtual base lives in memory: there is no stored layout to compare storage with.
+			this->settings.skip_unchanged = false;
+			virtual_base = std::make_unique<VirtualBase>(instance, metadata, repository, database, inputs,
+			                                             this->settings, operation, tag);
+			base = virtual_base->Result();
+			marks_of[base] = virtual_base->ResultMarks();
+		}
 		Attach(ours, "SNAPSHOT " + std::to_string(inputs.ours) + ", READ_ONLY");
 		Attach(theirs, "SNAPSHOT " + std::to_string(inputs.theirs) + ", READ_ONLY");
-		operation.Phase(MergePhase::PLANNING);
-		ReadCatalogs(settings);
+		Open(this->settings);
 	} catch (...) {
 		// The destructor does not run for a constructor that throws: release the inputs here.
 		DetachAll();
 		throw;
 	}
+}
+
+MergeSession::MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &metadata, std::string repository_p,
+                           std::string database_p, const StepAliases &aliases, const SessionSettings &settings_p,
+                           MergeOperation &operation)
+    : metadata(metadata), repository(std::move(repository_p)), database(std::move(database_p)), operation(operation),
+      connection(std::make_unique<duckdb::Connection>(instance)), inputs(aliases.ids), settings(settings_p) {
+	static std::atomic<int64_t> counter {0};
+	tag = std::to_string(getpid()) + "-step-" + std::to_string(++counter);
+	base = aliases.base;
+	ours = aliases.ours;
+	theirs = aliases.theirs;
+	stage = aliases.result;
+	step = std::make_unique<StepAliases>(aliases);
+	for (auto input : {std::make_pair(&base, &aliases.base_marks), std::make_pair(&ours, &aliases.ours_marks),
+	                   std::make_pair(&theirs, &aliases.theirs_marks)}) {
+		if (!input.second->empty()) {
+			marks_of[*input.first] = *input.second;
+		}
+	}
+	settings.skip_unchanged = false;
+	FreezeSettings(settings);
+	Open(settings);
+}
+
+void MergeSession::Open(const SessionSettings &frozen) {
+	operation.Phase(MergePhase::PLANNING);
+	ReadCatalogs(frozen);
 }
 
 MergeSession::~MergeSession() {
@@ -268,6 +305,7 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 	std::vector<std::string> decision_tables(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		operation.CheckDeadline();
+		ReadMarks(i, reads[i]);
 		MergeObjectResult object;
 		LogTimer timer;
 		decision_tables[i] = CompareTable(i, reads[i], counts, resolutions, object);
@@ -276,7 +314,7 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 		operation.TableDone(i, TableState::COMPARED, object.counts);
 	}
 	// Foreign keys are checked on a result whose every row is decided.
-	if (!foreign_keys.empty() && row_conflicts == 0 && plan.SchemaConflicts() == 0) {
+	if (!foreign_keys.empty() && row_conflicts == 0 && plan.SchemaConflicts() == 0 && !step) {
 		CheckForeignKeys(decision_tables, objects);
 	}
 	for (auto &deferred : deferred_decisions) {
@@ -288,7 +326,8 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 			objects.push_back(ViewObject(view));
 		}
 	}
-	if (stage_result && row_conflicts == 0 && plan.SchemaConflicts() == 0) {
+	// A step of a virtual base keeps its conflicts as marks, so they do not stop it.
+	if (stage_result && (row_conflicts == 0 || step) && plan.SchemaConflicts() == 0) {
 		StageResult(decision_tables, objects);
 	}
 	for (auto &decisions : decision_tables) {
@@ -301,15 +340,19 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 //! A removal on one side holds only if the other side left the removed data as in the base.
 void MergeSession::CheckDropsAgainstChanges(TablePlan &table) {
 	auto &name = table.shape.name;
+	auto marked = HasMarks(base, name) ||
+	              (table.table_drop_check != MergeSide::NONE && HasMarks(Alias(table.table_drop_check), name));
 	if (table.table_drop_check != MergeSide::NONE &&
-	    ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(table.table_drop_check), "")) > 0) {
+	    (marked ||
+	     ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(table.table_drop_check), "")) > 0)) {
 		table.schema_conflicts.push_back({ErrorCode::TABLE_DELETE_MODIFY, "",
 		                                  "table " + QuoteName(name) +
 		                                      " was dropped on one side and its rows changed on " +
 		                                      ToString(table.table_drop_check)});
 	}
 	for (auto &check : table.column_drop_checks) {
-		if (ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(check.second), check.first)) > 0) {
+		if (HasMarks(base, name) || HasMarks(Alias(check.second), name) ||
+		    ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(check.second), check.first)) > 0) {
 			table.schema_conflicts.push_back({ErrorCode::COLUMN_DELETE_MODIFY, check.first,
 			                                  "column " + QuoteName(name + "." + check.first) +
 			                                      " was dropped on one side and changed on " + ToString(check.second)});

@@ -42,10 +42,27 @@ duckdb::LogicalType ConflictDetailType();
 TableMergeCounts ReadCounts(duckdb::Connection &connection, const std::string &decisions);
 
 struct MergeInputs {
+	//! -1 when the base is virtual.
 	int64_t base = -1;
 	int64_t ours = -1;
 	int64_t theirs = -1;
+	//! The best common ancestors a virtual base merges (base => 'virtual'); empty for a snapshot base.
+	std::vector<int64_t> bases;
 };
+
+//! One step of a virtual base (virtual_base.hpp): its inputs are databases already attached (snapshots, or
+//! earlier steps' results), with the marks databases of those that are virtual; it writes its result and
+//! that result's marks into two in-memory databases of the given names.
+struct StepAliases {
+	std::string base, ours, theirs;
+	std::string base_marks, ours_marks, theirs_marks;
+	std::string result, result_marks;
+	//! The inputs' snapshot ids, a distinct negative number for each virtual one: an input equals the base
+	//! only when it is the same database.
+	MergeInputs ids;
+};
+
+class VirtualBase;
 
 struct SessionSettings {
 	SchemaMode schema_mode = SchemaMode::STRICT;
@@ -63,7 +80,13 @@ public:
 	MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &metadata, std::string repository,
 	             std::string database, const MergeInputs &inputs, const SessionSettings &settings,
 	             MergeOperation &operation);
+	//! A step of a virtual base: merges the three attached databases, conflicts left as marks.
+	MergeSession(duckdb::DatabaseInstance &instance, MetadataStore &metadata, std::string repository,
+	             std::string database, const StepAliases &aliases, const SessionSettings &settings,
+	             MergeOperation &operation);
 	~MergeSession();
+	//! Builds the step's result: every row decided, each conflict kept as marks (virtual_base.cpp).
+	void BuildVirtualStep();
 
 	//! The result tables whose rows are compared, by name (resolution tables map onto these).
 	std::map<std::string, TableShape> ComparedTables() const;
@@ -94,6 +117,14 @@ public:
 
 private:
 	void Attach(const std::string &alias, const std::string &options);
+	void Open(const SessionSettings &settings);
+	//! The marks tables of the inputs that have them, for table `index` (virtual_base.cpp).
+	void ReadMarks(size_t index, InputReads &reads);
+	//! A step's conflicts become marks in its result's marks database, and its decisions are rewritten to
+	//! build the result with them (virtual_base.cpp).
+	void MarkConflicts(size_t index, const std::string &decisions);
+	//! Whether `alias`'s marks table of `table` holds any row (a drop check counts marked rows as changed).
+	bool HasMarks(const std::string &alias, const std::string &table);
 	void DetachAll();
 	void FreezeSettings(const SessionSettings &settings);
 	void ReadCatalogs(const SessionSettings &settings);
@@ -141,6 +172,12 @@ private:
 	//! wait for the foreign key check.
 	std::map<size_t, std::string> deferred_decisions;
 	std::vector<std::string> attached;
+	//! The marks database of each input alias that is virtual.
+	std::map<std::string, std::string> marks_of;
+	//! Set for a step of a virtual base: where its result and marks go.
+	std::unique_ptr<StepAliases> step;
+	//! The virtual base this session merges from, when it has one.
+	std::unique_ptr<VirtualBase> virtual_base;
 	int64_t row_conflicts = 0;
 	MergeInputs inputs;
 	SessionSettings settings;

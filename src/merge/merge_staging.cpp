@@ -65,6 +65,9 @@ void MergeSession::StageResult(const std::vector<std::string> &decision_tables,
 	std::vector<std::vector<bool>> updated(plan.tables.size());
 	for (size_t i = 0; i < plan.tables.size(); i++) {
 		if (!decision_tables[i].empty()) {
+			if (step) {
+				MarkConflicts(i, decision_tables[i]);
+			}
 			auto &shape = plan.tables[i].shape;
 			auto value_count = shape.ValueColumns().size();
 			for (auto &row : QueryRows(*connection, UpdatedColumnsQuery(shape, decision_tables[i]))) {
@@ -166,10 +169,17 @@ static void RunIn(duckdb::Connection &connection, const std::string &alias, cons
 }
 
 void MergeSession::PrepareStage() {
-	DropAbandonedStagingBranches(metadata, database);
-	staging = STAGING_PREFIX + tag;
-	metadata.history.CreateBranch(database, staging, inputs.ours);
-	Attach(stage, "BRANCH " + SqlLiteral(staging));
+	if (step) {
+		// A virtual base's step starts from a copy of ours in memory, as a merge starts from a fork of ours.
+		RunSql(*connection, "ATTACH ':memory:' AS " + SqlIdentifier(stage));
+		RunSql(*connection, "ATTACH ':memory:' AS " + SqlIdentifier(step->result_marks));
+		RunSql(*connection, "COPY FROM DATABASE " + SqlIdentifier(ours) + " TO " + SqlIdentifier(stage));
+	} else {
+		DropAbandonedStagingBranches(metadata, database);
+		staging = STAGING_PREFIX + tag;
+		metadata.history.CreateBranch(database, staging, inputs.ours);
+		Attach(stage, "BRANCH " + SqlLiteral(staging));
+	}
 	// Views theirs removed go first: a table theirs added may take the name.
 	for (auto &view : plan.views) {
 		if (view.stage_apply && view.sql.empty()) {

@@ -57,7 +57,10 @@ int64_t ResumePublication(MetadataStore &metadata, MergePublisher &publisher, co
 void RequireDatabase(MetadataStore &metadata, const std::string &database);
 //! The heads of both branches and their base; refuses unknown names and missing or ambiguous bases.
 MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
-                               const std::string &source);
+                               const std::string &source, BaseMode mode);
+//! The inputs of merging snapshots `ours` and `theirs` with base => 'virtual': their unique best common
+//! ancestor as a plain base, or all of them for a virtual one.
+MergeBranchResult VirtualInputs(MetadataStore &metadata, const std::string &database, int64_t ours, int64_t theirs);
 //! Inputs frozen by an earlier failed attempt of the same request; they must still be kept.
 MergeBranchResult FrozenInputs(MetadataStore &metadata, const std::string &database, const MergeRecord &pending);
 void RequireKeptInputs(MetadataStore &metadata, const std::string &database, const std::vector<int64_t> &snapshots);

@@ -6,7 +6,10 @@
 
 #include "common/sql_quote.hpp"
 #include "duckdb/common/string_util.hpp"
+#include "merge/marked_cells.hpp"
 #include "merge/positional_match.hpp"
+
+#include <tuple>
 
 namespace differential {
 
@@ -86,7 +89,8 @@ static std::string Qualified(const std::string &catalog, const std::string &tabl
 //! an input without the table has no rows.
 static std::string SideRelation(const TableShape &table, const std::string &catalog, const SideColumns &side,
                                 const std::string &rows = "", const std::string &base = "",
-                                const std::string &from_base = "") {
+                                const std::string &from_base = "", const std::string &marks = "",
+                                const char *mark_side = "") {
 	std::vector<std::string> select;
 	for (size_t i = 0; i < table.columns.size(); i++) {
 		auto c = SqlIdentifier(table.columns[i]);
@@ -98,7 +102,17 @@ static std::string SideRelation(const TableShape &table, const std::string &cata
 	}
 	select.push_back("true AS __differential_present");
 	if (!side.table_present) {
+		for (size_t i = 0; !marks.empty() && i < table.ValueColumns().size(); i++) {
+			select.push_back("false AS " + MarkColumn(mark_side, i));
+		}
 		return "(SELECT " + JoinSql(select, ", ", "") + " WHERE false)";
+	}
+	if (!marks.empty()) {
+		// A virtual base is read whole: it has no storage to narrow the reads by.
+		return "(" +
+		       MarkedRelation(table, "SELECT " + JoinSql(select, ", ", ""), "FROM " + Qualified(catalog, table.name),
+		                      marks, mark_side) +
+		       ")";
 	}
 	auto relation = "SELECT " + JoinSql(select, ", ", "") + " FROM " + Qualified(catalog, table.name) +
 	                (rows.empty() ? std::string() : " WHERE " + rows);
@@ -142,19 +156,36 @@ static std::string JoinedInputs(const TableShape &table, const std::string &base
 		select.push_back(ours_alias + "." + c + " AS " + Numbered("o_", i));
 		select.push_back(theirs_alias + "." + c + " AS " + Numbered("t_", i));
 	}
+	for (auto side : {std::make_tuple("__b", &reads.base_marks, "b"), std::make_tuple("__o", &reads.ours_marks, "o"),
+	                  std::make_tuple("__t", &reads.theirs_marks, "t")}) {
+		for (size_t i = 0; !std::get<1>(side)->empty() && i < values.size(); i++) {
+			auto mark = MarkColumn(std::get<2>(side), i);
+			select.push_back("coalesce(" + std::string(std::get<0>(side)) + "." + mark + ", false) AS " + mark);
+		}
+	}
 	auto joined = "SELECT " + JoinSql(select, ", ", "") + " FROM " +
-	              SideRelation(table, base, table.base, reads.base_rows) + " __b";
+	              SideRelation(table, base, table.base, reads.base_rows, "", "", reads.base_marks, "b") + " __b";
 	if (!ours_as_base) {
-		joined += " FULL OUTER JOIN " +
-		          SideRelation(table, ours, table.ours, reads.ours_rows, base, reads.ours_from_base) + " __o ON " +
-		          JoinSql(on_bo, " AND ", "true");
+		joined +=
+		    " FULL OUTER JOIN " +
+		    SideRelation(table, ours, table.ours, reads.ours_rows, base, reads.ours_from_base, reads.ours_marks, "o") +
+		    " __o ON " + JoinSql(on_bo, " AND ", "true");
 	}
 	if (!theirs_as_base) {
 		joined += " FULL OUTER JOIN " +
-		          SideRelation(table, theirs, table.theirs, reads.theirs_rows, base, reads.theirs_from_base) +
+		          SideRelation(table, theirs, table.theirs, reads.theirs_rows, base, reads.theirs_from_base,
+		                       reads.theirs_marks, "t") +
 		          " __t ON " + JoinSql(on_t, " AND ", "true");
 	}
 	return joined;
+}
+
+CellMarks Marks(const InputReads &reads, size_t i) {
+	CellMarks marks;
+	marks.b = reads.base_marks.empty() ? "" : MarkColumn("b", i);
+	marks.o = reads.ours_marks.empty() ? "" : MarkColumn("o", i);
+	marks.t = reads.theirs_marks.empty() ? "" : MarkColumn("t", i);
+	return marks;
 }
 
 std::string DecisionQuery(const TableShape &table, const std::string &base, const std::string &ours,
@@ -167,12 +198,13 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 	std::vector<std::string> o_changed, t_changed, differ, cell_conflict, takes_theirs, decided, columns;
 	for (size_t i = 0; i < values.size(); i++) {
 		auto b = Numbered("b_", i), o = Numbered("o_", i), t = Numbered("t_", i);
-		auto cell = table.DecideCell(values[i], b, o, t);
-		o_changed.push_back(o + " IS DISTINCT FROM " + b);
-		t_changed.push_back(t + " IS DISTINCT FROM " + b);
-		differ.push_back(o + " IS DISTINCT FROM " + t);
+		auto marks = Marks(reads, i);
+		auto cell = MarkedCell(table.DecideCell(values[i], b, o, t), values[i], b, o, t, marks);
+		o_changed.push_back("(NOT " + SameCell(o, marks.o, b, marks.b) + ")");
+		t_changed.push_back("(NOT " + SameCell(t, marks.t, b, marks.b) + ")");
+		differ.push_back("(NOT " + SameCell(o, marks.o, t, marks.t) + ")");
 		cell_conflict.push_back(cell.conflict);
-		takes_theirs.push_back("(" + o + " IS NOT DISTINCT FROM " + b + " AND " + t + " IS DISTINCT FROM " + b + ")");
+		takes_theirs.push_back("(NOT " + o_changed.back() + " AND " + t_changed.back() + ")");
 		if (cell.combines) {
 			// Ours changed some fields and theirs others: the merged value is neither side's.
 			takes_theirs.back() = "(" + takes_theirs.back() + " OR (" + cell.merged + ") IS DISTINCT FROM " + o + ")";

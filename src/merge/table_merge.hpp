@@ -86,6 +86,10 @@ struct InputReads {
 	std::string positions;
 	//! Keep the rows no side changed too (the foreign key check decides chosen rows, changed or not).
 	bool unchanged_rows = false;
+	//! The marks table of an input that is a virtual base (marked_cells.hpp); empty for a snapshot.
+	std::string base_marks;
+	std::string ours_marks;
+	std::string theirs_marks;
 };
 
 //! One row per key that is absent somewhere or changed on a side (unchanged rows are left out): k_i (key), presence

@@ -170,9 +170,7 @@ static void AppendReservedSnapshot(MetadataSession &session, int64_t database_id
 	snapshot.root_id = root_id;
 	snapshot.reserved_id = publication.snapshot_id;
 	snapshot.reserved_created_at_us = publication.created_at_us;
-	snapshot.message = "merge of snapshot " + std::to_string(record.theirs_snapshot_id) + " into snapshot " +
-	                   std::to_string(record.ours_snapshot_id) + " (base " + std::to_string(record.base_snapshot_id) +
-	                   ")";
+	snapshot.message = MergeSnapshotMessage(record);
 	snapshot.branch_name = record.branch_name;
 	snapshot.extra_info = publication.extra_info;
 	snapshot.parents.push_back(record.ours_snapshot_id);

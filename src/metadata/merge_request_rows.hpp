@@ -12,6 +12,9 @@ namespace differential {
 
 std::optional<MergeRecord> FindRequest(MetadataSession &session, int64_t database_id, const char *key_column,
                                        const std::string &key);
+//! A merge snapshot's message: "merge of snapshot T into snapshot O (base B)", or "(virtual base)" when the
+//! request merged from a virtual base (no base snapshot).
+std::string MergeSnapshotMessage(const MergeRecord &record);
 //! Marks the request complete with its snapshot (refuses one aborted or completed meanwhile).
 void RecordCompletedRequest(MetadataSession &session, int64_t database_id, const MergeRecord &record);
 //! The destination's id; an existing one must still have `expected_head`, a new one is created.

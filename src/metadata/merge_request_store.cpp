@@ -43,6 +43,13 @@ static MergeRecord ReadMergeRecord(SqliteStatement &stmt) {
 	return r;
 }
 
+std::string MergeSnapshotMessage(const MergeRecord &record) {
+	return "merge of snapshot " + std::to_string(record.theirs_snapshot_id) + " into snapshot " +
+	       std::to_string(record.ours_snapshot_id) +
+	       (record.base_snapshot_id >= 0 ? " (base " + std::to_string(record.base_snapshot_id) + ")"
+	                                     : std::string(" (virtual base)"));
+}
+
 std::optional<MergeRecord> FindRequest(MetadataSession &session, int64_t database_id, const char *key_column,
                                        const std::string &key) {
 	auto stmt =
@@ -314,9 +321,7 @@ int64_t MergeRequestStore::PublishMerge(const std::string &database, const std::
 	auto length = static_cast<uint64_t>(file.Int(1));
 	auto destination_id = DestinationBranch(txn, snapshot.database_id, database, destination, create_destination,
 	                                        record.ours_snapshot_id, record.ours_snapshot_id);
-	snapshot.message = "merge of snapshot " + std::to_string(record.theirs_snapshot_id) + " into snapshot " +
-	                   std::to_string(record.ours_snapshot_id) + " (base " + std::to_string(record.base_snapshot_id) +
-	                   ")";
+	snapshot.message = MergeSnapshotMessage(record);
 	snapshot.branch_name = destination;
 	snapshot.extra_info = record.extra_info;
 	// Merging a snapshot with itself records it once as the parent.

@@ -37,6 +37,7 @@ READS = [
     "differential_storage_info('shop')",
     "differential_verify('shop')",
     "differential_merge_ancestry('shop', 1, 2)",
+    "differential_merge_virtual_base('shop', 1, 2)",
     "differential_merge_requests('shop')",
     "differential_merge_status()",
     "differential_shipping()",

@@ -52,6 +52,7 @@ REFUSALS = [
     "SELECT * FROM differential_diff('shop', 'dev', 'dev@working', 'items')",
     "SELECT * FROM differential_diff('shop', 'main@working', 'held@working', 'items')",
     "SELECT * FROM differential_merge_ancestry('shop', 1, 99)",
+    "SELECT * FROM differential_merge_virtual_base('shop', 1, 99)",
     "CALL differential_cleanup_remote_files('not a url')",
 ]
 

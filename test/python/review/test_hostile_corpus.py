@@ -49,6 +49,7 @@ CALLS = {
     "StorageInfo": ["differential_storage_info()", "differential_storage_info('other')"],
     "IoCounters": ["differential_io_counters()"],
     "MergeAncestry": ["differential_merge_ancestry('other', 1, 1)"],
+    "MergeVirtualBase": ["differential_merge_virtual_base('other', 1, 1)"],
     "MergeBranch": ["differential_merge_branch('shop', 'main', 'work', 'main')",
                     "differential_merge_branch('other', 'main', 'main', 'main')"],
     "MergeSnapshots": ["differential_merge_snapshots('shop', 1, 1, 1, 'main')"],

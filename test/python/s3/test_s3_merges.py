@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from crisscross_history import crisscross
 from differential_testing import REPO_ROOT, connect, refused, repository_state, scalar, tree_fingerprint
 
 SPEC_ROWS = [(1, "40.00"), (2, "60.00"), (5, "18.00"), (9, "9.00")]
@@ -198,6 +199,29 @@ def test_foreign_key_merge_on_s3_with_a_frozen_decision(tmp_path, s3):
     other.execute(f"ATTACH 'differential:{s3.url}heads/shop/main' AS shop_latest")
     assert other.execute("SELECT o.id, c.name FROM shop_latest.orders o JOIN shop_latest.customers c "
                          "ON o.customer_id = c.id").fetchall() == [(10, "bob")]
+    other.close()
+
+
+def test_virtual_base_merge_on_s3_and_its_retry(tmp_path, s3):
+    """base => 'virtual' on S3: the spec's criss-cross merges its two bases into a virtual base; the head moves, a
+    retry of the request replays it, and another host reads the combined table."""
+    repository = tmp_path / "repo"
+    con = connect(repository)
+    con.execute(s3.secret_sql)
+    con.execute(f"ATTACH 'differential:crisscross' AS cc (DATA_PATH '{s3.url}')")
+    con.execute("DETACH cc")
+    crisscross(con, request_ids=True)
+    # The criss-cross ends on branches ab and ba; the merge goes into ab, whose head lives in the bucket.
+    merge = ("SELECT snapshot_id, merge_action, base_snapshot_id FROM differential_merge_branch('crisscross', 'ab', "
+             "'ba', 'ab', request_id => 'virtual-s3', base => 'virtual')")
+    first = con.execute(merge).fetchone()
+    assert first[1:] == ("merged", None)
+    assert con.execute(merge).fetchone() == first
+    other = connect(tmp_path / "host2")
+    other.execute(s3.secret_sql)
+    other.execute(f"ATTACH 'differential:{s3.url}heads/crisscross/ab' AS ab_latest")
+    assert other.execute("FROM ab_latest.orders ORDER BY order_id").fetchall() == [
+        (1, 10, "refunded"), (2, 21, "paid"), (3, 30, "open"), (4, 40, "open")]
     other.close()
 
 

@@ -47,6 +47,8 @@ class ProposeRequest(BaseModel):
     keys: list[str] = Field(default_factory=list, max_length=100)
     # 'fields' merges STRUCT values field by field (conflicts then name field paths such as settings.theme).
     nested: Literal["whole", "fields"] | None = None
+    # 'virtual' merges a criss-cross history's best common ancestors into a virtual base (the extension's option).
+    base: Literal["selected", "virtual"] | None = None
 
 
 class MergeRequest(BaseModel):
@@ -205,7 +207,7 @@ def _branch_routes(app: FastAPI, service: Service, caller: Any) -> None:
 
     @app.post(base + "/branches/{branch}/propose", tags=["branch"], responses=ERRORS)
     def propose(database: str, branch: str, body: ProposeRequest, c: Caller = Depends(caller)) -> dict:
-        return service.propose(c, database, branch, body.on_conflict, body.keys, body.nested)
+        return service.propose(c, database, branch, body.on_conflict, body.keys, body.nested, body.base)
 
     @app.post(base + "/branches/{branch}/merge", tags=["branch"], responses=ERRORS)
     def merge(database: str, branch: str, body: MergeRequest, c: Caller = Depends(caller)) -> dict:

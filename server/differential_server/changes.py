@@ -10,7 +10,8 @@ from .engine import Engine, ident, one_row
 PREVIEW_SQL = (
     "SELECT object_type, object_name, table_name, theirs_inserts, theirs_updates, theirs_deletes, ours_inserts,"
     " ours_updates, ours_deletes, conflicts, conflict_details, view_change, schema_conflicts, schema_conflict_details"
-    " FROM differential_merge_branch_preview(?, 'main', ?, schema_mode => 'catalog', nested => ?, conflict_limit => ?)")
+    " FROM differential_merge_branch_preview(?, 'main', ?, schema_mode => 'catalog', nested => ?, base => ?,"
+    " conflict_limit => ?)")
 CONFLICT_LIMIT = 10000
 
 
@@ -107,10 +108,11 @@ def _row_counts(cur: duckdb.DuckDBPyConnection, a_fork: str, a_head: str, before
 
 
 def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, main_head: int,
-            nested: str | None = None) -> dict[str, Any]:
+            nested: str | None = None, base_mode: str | None = None) -> dict[str, Any]:
     """Runs under main's shared gate; every input is a published snapshot, so the answer is reproducible.
 
-    `nested` is the extension's option: 'fields' merges STRUCT values field by field (conflicts name field paths).
+    `nested` is the extension's option: 'fields' merges STRUCT values field by field (conflicts name field paths);
+    so is `base_mode` (its `base`): 'virtual' merges a criss-cross history's best common ancestors into a virtual base.
     """
     with engine.snapshots(database, fork, head, main_head) as (cur, (a_fork, a_head, a_main)):
         base, side, main = table_defs(cur, a_fork), table_defs(cur, a_head), table_defs(cur, a_main)
@@ -122,8 +124,8 @@ def analyze(engine: Engine, database: str, branch: str, fork: int, head: int, ma
                     f"SELECT count(*) FROM {ident(alias)}.main.{ident(defs[name]['name'])}"))[0]
     preview, blocker = {}, None
     try:
-        rows = engine.cursor().execute(PREVIEW_SQL, [database, branch, nested or "whole",
-                                                              CONFLICT_LIMIT]).fetchall()
+        rows = engine.cursor().execute(PREVIEW_SQL, [database, branch, nested or "whole", base_mode or "selected",
+                                                     CONFLICT_LIMIT]).fetchall()
         for r in rows:
             preview[(r[0], (r[2] or r[1]).lower())] = r
     except duckdb.Error as error:

@@ -160,9 +160,9 @@ def branch_diff(db: str = typer.Option(...), branch: str = typer.Option(...), ta
 @branch_app.command("propose")
 def branch_propose(db: str = typer.Option(...), branch: str = typer.Option(...),
                    on_conflict: str | None = typer.Option(None), key: list[str] = typer.Option([]),
-                   nested: str | None = typer.Option(None)) -> None:
+                   nested: str | None = typer.Option(None), base: str | None = typer.Option(None)) -> None:
     _call("POST", f"/api/branch/{db}/branches/{branch}/propose",
-          json={"on_conflict": on_conflict, "keys": key, "nested": nested})
+          json={"on_conflict": on_conflict, "keys": key, "nested": nested, "base": base})
 
 
 @branch_app.command("merge")

@@ -67,9 +67,9 @@ def build_mcp(service: Service, stdio_token: str | None = None) -> MCPServer:
 
     @server.tool()
     async def propose(database: str, branch: str, ctx: Context, on_conflict: str | None = None,
-                      keys: list[str] | None = None, nested: str | None = None) -> str:
+                      keys: list[str] | None = None, nested: str | None = None, base: str | None = None) -> str:
         """Propose the branch for merging; a reviewer merges it by the returned merge.id. nested='fields' merges
-        STRUCT values field by field."""
-        return await call(ctx, lambda c: service.propose(c, database, branch, on_conflict, keys, nested))
+        STRUCT values field by field; base='virtual' merges a criss-cross history's bases into a virtual base."""
+        return await call(ctx, lambda c: service.propose(c, database, branch, on_conflict, keys, nested, base))
 
     return server

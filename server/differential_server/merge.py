@@ -106,13 +106,13 @@ def _prepare(engine: Engine, state: State, caller: Caller, database: str, name: 
             raise ServiceError("concurrent_write", f"main is at snapshot {main_head}, not {expect_main}: read what"
                                                    " main changed since, then merge again", main_head=main_head)
         analysis = assess(engine, database, name, fork, head, main_head, json.loads(proposal["keys"]),
-                          proposal["nested"])
+                          proposal["nested"], proposal["base"])
         decisions = decide(analysis, proposal)
         deletes = key_deletes(analysis, proposal)
         request_id = f"review-p{proposal['id']}-{uuid.uuid4().hex[:8]}"
         tables = sorted({d["table"] for d in decisions})
         plan = {"request_id": request_id, "main_head": main_head, "branch_head": head, "decisions": decisions,
-                "nested": proposal["nested"] or "whole",
+                "nested": proposal["nested"] or "whole", "base": proposal["base"] or "selected",
                 "resolution": {t: f"memory.main.{ident(request_id + '-' + str(i))}" for i, t in enumerate(tables)},
                 "timeout_ms": settings.merge_timeout_sec * 1000, "key_deletes": deletes}
         with engine.snapshots(database, main_head) as (cur, (alias,)):
@@ -155,12 +155,12 @@ def _execute(engine: Engine, database: str, name: str, plan: dict) -> tuple:
     extra = f", resolution_tables => MAP {{{mapping}}}" if mapping else ""
     sql = ("SELECT snapshot_id, merge_action FROM differential_merge_branch(?, 'main', ?, 'main', request_id => ?,"
            " expected_ours_snapshot_id => ?, expected_theirs_snapshot_id => ?, schema_mode => 'catalog',"
-           f" nested => ?, timeout_ms => ?{extra})")
+           f" nested => ?, base => ?, timeout_ms => ?{extra})")
     with engine.main_released(database):
         try:
             return one_row(engine.cursor().execute(sql, [database, name, plan["request_id"], plan["main_head"],
                                                          plan["branch_head"], plan.get("nested", "whole"),
-                                                         plan["timeout_ms"]]))
+                                                         plan.get("base", "selected"), plan["timeout_ms"]]))
         except duckdb.Error as error:
             code = _code(error)
             if code == "merge_target_dirty":

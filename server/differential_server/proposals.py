@@ -14,6 +14,8 @@ from .tokens import Caller
 POLICIES = (None, "main", "branch")
 # How STRUCT values merge (the extension's `nested` option); None is the extension's default, whole values.
 NESTED = (None, "whole", "fields")
+# How the merge finds its base (the extension's `base` option); None is the extension's default, the unique one.
+BASES = (None, "selected", "virtual")
 
 
 def parse_keys(keys: list[str] | dict[str, list[str]] | None) -> dict[str, list[str]]:
@@ -105,14 +107,14 @@ def key_deletes(analysis: dict, proposal: Any) -> list[dict]:
 
 
 def assess(engine: Engine, database: str, branch: str, fork: int, head: int, main_head: int,
-           keys: dict[str, list[str]], nested: str | None = None) -> dict[str, Any]:
+           keys: dict[str, list[str]], nested: str | None = None, base: str | None = None) -> dict[str, Any]:
     """The analysis a proposal records and a merge repeats: changes, conflicts and key matches."""
     kept = {r[0] for r in engine.cursor().execute("SELECT snapshot_id FROM differential_snapshots(?)",
                                                    [database]).fetchall()}
     if fork not in kept or head not in kept:
         raise ServiceError("history_gap", f"snapshot {fork if fork not in kept else head} of this branch's history is"
                                           " gone: discard the branch and create it again")
-    analysis = analyze(engine, database, branch, fork, head, main_head, nested)
+    analysis = analyze(engine, database, branch, fork, head, main_head, nested, base)
     with engine.snapshots(database, fork, head, main_head) as (cur, aliases):
         head_defs = table_defs(cur, aliases[1])
         check_keys(keys, analysis, head_defs)
@@ -121,12 +123,15 @@ def assess(engine: Engine, database: str, branch: str, fork: int, head: int, mai
 
 
 def propose(engine: Engine, state: State, caller: Caller, database: str, name: str, on_conflict: str | None,
-            keys: Any, now: float, nested: str | None = None) -> dict[str, Any]:
+            keys: Any, now: float, nested: str | None = None, base: str | None = None) -> dict[str, Any]:
     if on_conflict not in POLICIES:
         raise ServiceError("invalid_request", "on_conflict is main, branch or absent")
     if nested not in NESTED:
         raise ServiceError("invalid_request", "nested is whole, fields or absent")
     nested = None if nested == "whole" else nested
+    if base not in BASES:
+        raise ServiceError("invalid_request", "base is selected, virtual or absent")
+    base = None if base == "selected" else base
     branch = branches.live_branch(state, database, name)
     if branch["owner_id"] != caller.principal_id and not caller.is_admin:
         raise ServiceError("not_owner", "only the branch owner or an admin may propose it")
@@ -137,18 +142,19 @@ def propose(engine: Engine, state: State, caller: Caller, database: str, name: s
         with engine.gate(database).shared():
             fork, head = engine.live_branch_head(database, name)
             main_head = engine.snapshot_main_if_dirty(database, caller.name, f"main at the proposal of {name}")
-            analysis = assess(engine, database, name, fork, head, main_head, parsed, nested)
+            analysis = assess(engine, database, name, fork, head, main_head, parsed, nested, base)
         with state.write() as con:
             con.execute("UPDATE proposals SET state = 'replaced' WHERE branch_id = ? AND state = 'open'",
                         (branch["id"],))
             pid = con.execute(
                 "INSERT INTO proposals (branch_id, proposer_id, created_at, state, branch_head, main_head, policy,"
-                " keys, changes, conflicts, nested) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?)",
+                " keys, changes, conflicts, nested, base) VALUES (?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (branch["id"], caller.principal_id, now, head, main_head, on_conflict, json.dumps(parsed),
                  json.dumps(analysis, default=str), json.dumps(analysis["conflicts"], default=str),
-                 nested)).lastrowid
+                 nested, base)).lastrowid
     return {"merge": {"id": pid, "state": "open", "branch_head": head, "main_head": main_head,
-                      "policy": on_conflict, "keys": parsed, "nested": nested or "whole", "proposer": caller.name},
+                      "policy": on_conflict, "keys": parsed, "nested": nested or "whole", "base": base or "selected",
+                      "proposer": caller.name},
             "changes": analysis}
 
 

@@ -178,14 +178,15 @@ def _refusals(analysis: dict, conflicts: list) -> dict[str, str | None]:
 def preview(engine: Engine, state: State, database: str, name: str, author: str) -> dict[str, Any]:
     """The merge decision as it stands at main's head: each conflict's rows and what each policy keeps."""
     live = branches.live_branch(state, database, name)
-    proposal = state.one("SELECT id, policy, keys, nested FROM proposals WHERE branch_id = ? AND state IN ('open',"
-                         " 'merging') ORDER BY id DESC LIMIT 1", (live["id"],))
+    proposal = state.one("SELECT id, policy, keys, nested, base FROM proposals WHERE branch_id = ?"
+                         " AND state IN ('open', 'merging') ORDER BY id DESC LIMIT 1", (live["id"],))
     keys = json.loads(proposal["keys"]) if proposal else {}
     nested = proposal["nested"] if proposal else None
+    base = proposal["base"] if proposal else None
     with engine.gate(database).shared():
         fork, head = engine.live_branch_head(database, name)
         main_head = engine.snapshot_main_if_dirty(database, author, f"main at the preview of {name}")
-        analysis = assess(engine, database, name, fork, head, main_head, keys, nested)
+        analysis = assess(engine, database, name, fork, head, main_head, keys, nested, base)
         conflicts = []
         with engine.snapshots(database, fork, head, main_head) as (cur, aliases):
             defs = table_defs(cur, aliases[1])
@@ -197,7 +198,7 @@ def preview(engine: Engine, state: State, database: str, name: str, author: str)
                                   "keeps": _outcomes(c, rows[0], rows[2], rows[1])})
     return {"database": database, "branch": name, "fork_snapshot": fork, "branch_head": head, "main_head": main_head,
             "open_proposal": proposal["id"] if proposal else None, "policy": proposal["policy"] if proposal else None,
-            "nested": nested or "whole",
+            "nested": nested or "whole", "base": base or "selected",
             "tables": analysis["tables"], "table_conflicts": analysis["table_conflicts"],
             "blocker": analysis["blocker"],
             "conflicts": conflicts, "key_matches": analysis["key_matches"],

@@ -166,9 +166,9 @@ class Service:
         return self._run("branch.schema_diff", caller, database, name, work, audit_ok=False)
 
     def propose(self, caller: Caller, database: str, name: str, on_conflict: str | None = None,
-                keys: Any = None, nested: str | None = None) -> dict:
+                keys: Any = None, nested: str | None = None, base: str | None = None) -> dict:
         return self._run("branch.propose", caller, database, name, lambda: proposals.propose(
-            self.engine, self.state, caller, database, name, on_conflict, keys, self.clock(), nested))
+            self.engine, self.state, caller, database, name, on_conflict, keys, self.clock(), nested, base))
 
     def merge(self, caller: Caller, database: str, name: str, proposal_id: int, expect_main: int | None = None) -> dict:
         return self._run("branch.merge", caller, database, name, lambda: merge.merge(

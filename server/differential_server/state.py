@@ -50,6 +50,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE proposals ADD COLUMN nested TEXT;
     """,
+    # How the proposal's merge finds its base: the unique one (NULL) or 'virtual', the extension's `base` option.
+    """
+    ALTER TABLE proposals ADD COLUMN base TEXT;
+    """,
 ]
 
 

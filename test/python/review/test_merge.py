@@ -227,6 +227,24 @@ def test_nested_fields_merges_struct_fields_and_the_policy_decides_the_clashing_
     assert decisions == [("prefs", "cells", {"settings.theme": "theirs"})]
 
 
+def test_the_base_option_reaches_the_preview_and_the_merge(world):
+    """base='virtual' is recorded with the proposal and passed to the extension's preview and merge; on a history with
+    one best common ancestor (every branch the server makes) it merges as the default does. Another word is
+    refused with nothing changed."""
+    setup_struct_edits(world)
+    with unchanged(world):
+        refused(world.propose("mia", "prefs", base="recursive"), 400, "invalid_request")
+    proposal = world.propose("mia", "prefs", on_conflict="branch", base="virtual").json()
+    assert (proposal["merge"]["base"], proposal["merge"]["nested"]) == ("virtual", "whole")
+    assert [(c["key"], c["columns"]) for c in proposal["changes"]["conflicts"]] == [({"id": "1"}, ["settings"]),
+                                                                                  ({"id": "2"}, ["settings"])]
+    assert world.call("rob", "GET", "/api/branch/shop/branches/prefs/preview").json()["base"] == "virtual"
+    merged = world.merge("rob", "prefs", proposal["merge"]["id"])
+    assert merged.status_code == 200, merged.text
+    assert world.rows("SELECT id, settings.theme, settings.lang FROM prefs ORDER BY id") == [
+        [1, "light", "en"], [2, "light", "en"]]
+
+
 def test_foreign_key_violations_under_each_policy(world):
     """Main deletes a client; the branch gives it two purchases. The violations are conflicts of the purchases; under
     `branch` the client comes back as the branch has it (one decision for both purchases), under `main` the branch's

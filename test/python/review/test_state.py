@@ -15,10 +15,10 @@ def test_migrations_upgrade_an_older_file_and_keep_its_rows(tmp_path):
     con.commit()
     con.close()
     state = State(path)
-    assert state.one("PRAGMA user_version")[0] == len(MIGRATIONS) == 3
+    assert state.one("PRAGMA user_version")[0] == len(MIGRATIONS) == 4
     assert [tuple(r) for r in state.read("SELECT name, role FROM principals")] == [("ann", "admin")]
     columns = [r[1] for r in state.read("PRAGMA table_info(proposals)")]
-    assert "request_id" in columns and "nested" in columns
+    assert "request_id" in columns and "nested" in columns and "base" in columns
     assert State(path).migrate() == len(MIGRATIONS)  # idempotent
 
 

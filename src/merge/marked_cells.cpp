@@ -19,6 +19,14 @@ std::string SameCell(const std::string &x, const std::string &x_mark, const std:
 	return "(" + x + " IS NOT DISTINCT FROM " + y + Unmarked(x_mark) + Unmarked(y_mark) + ")";
 }
 
+std::string OtherCell(const std::string &x, const std::string &x_mark, const std::string &y,
+                      const std::string &y_mark) {
+	if (x_mark.empty() && y_mark.empty()) {
+		return x + " IS DISTINCT FROM " + y;
+	}
+	return "(NOT " + SameCell(x, x_mark, y, y_mark) + ")";
+}
+
 static std::string AnyMark(const CellMarks &marks) {
 	std::vector<std::string> terms;
 	for (auto *mark : {&marks.b, &marks.o, &marks.t}) {

@@ -29,6 +29,9 @@ CellMarks Marks(const InputReads &reads, size_t i);
 
 //! Whether two cells are the same value: both unmarked and not distinct.
 std::string SameCell(const std::string &x, const std::string &x_mark, const std::string &y, const std::string &y_mark);
+//! Its negation; without marks exactly `x IS DISTINCT FROM y`, so that merges without a virtual base run the very
+//! SQL they ran before marks existed.
+std::string OtherCell(const std::string &x, const std::string &x_mark, const std::string &y, const std::string &y_mark);
 
 //! `plain`'s decision where no input's cell is marked; the whole-value rule over marked cells where one is
 //! (a marked STRUCT is one unknown value: its fields cannot be told apart). `column` names the conflict's part.

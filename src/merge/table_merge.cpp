@@ -200,11 +200,11 @@ std::string DecisionQuery(const TableShape &table, const std::string &base, cons
 		auto b = Numbered("b_", i), o = Numbered("o_", i), t = Numbered("t_", i);
 		auto marks = Marks(reads, i);
 		auto cell = MarkedCell(table.DecideCell(values[i], b, o, t), values[i], b, o, t, marks);
-		o_changed.push_back("(NOT " + SameCell(o, marks.o, b, marks.b) + ")");
-		t_changed.push_back("(NOT " + SameCell(t, marks.t, b, marks.b) + ")");
-		differ.push_back("(NOT " + SameCell(o, marks.o, t, marks.t) + ")");
+		o_changed.push_back(OtherCell(o, marks.o, b, marks.b));
+		t_changed.push_back(OtherCell(t, marks.t, b, marks.b));
+		differ.push_back(OtherCell(o, marks.o, t, marks.t));
 		cell_conflict.push_back(cell.conflict);
-		takes_theirs.push_back("(NOT " + o_changed.back() + " AND " + t_changed.back() + ")");
+		takes_theirs.push_back("(" + SameCell(o, marks.o, b, marks.b) + " AND " + t_changed.back() + ")");
 		if (cell.combines) {
 			// Ours changed some fields and theirs others: the merged value is neither side's.
 			takes_theirs.back() = "(" + takes_theirs.back() + " OR (" + cell.merged + ") IS DISTINCT FROM " + o + ")";

@@ -14,17 +14,21 @@ void RequireDatabase(MetadataStore &metadata, const std::string &database) {
 	}
 }
 
+//! The base selection of two snapshots (selection, base, candidates): a walk that stops at the base; the whole
+//! reachable graph only if ids ever broke creation order.
+static Ancestry SelectBase(MetadataStore &metadata, const std::string &database, int64_t ours, int64_t theirs) {
+	auto walked = SelectBaseByWalk(metadata.history.ParentReader(database), ours, theirs);
+	return walked ? *walked
+	              : ComputeAncestry(metadata.history.ReachableParents(database, {ours, theirs}), ours, theirs);
+}
+
 MergeBranchResult SelectInputs(MetadataStore &metadata, const std::string &database, const std::string &target,
                                const std::string &source, BaseMode mode) {
 	RequireDatabase(metadata, database);
 	MergeBranchResult result;
 	result.ours = metadata.history.RequireBranchHead(database, target, "merges read");
 	result.theirs = metadata.history.RequireBranchHead(database, source, "merges read");
-	// A walk that stops at the base; the whole reachable graph only if ids ever broke creation order.
-	auto walked = SelectBaseByWalk(metadata.history.ParentReader(database), result.ours, result.theirs);
-	auto ancestry = walked ? *walked
-	                       : ComputeAncestry(metadata.history.ReachableParents(database, {result.ours, result.theirs}),
-	                                         result.ours, result.theirs);
+	auto ancestry = SelectBase(metadata, database, result.ours, result.theirs);
 	if (ancestry.selection == BaseSelection::AMBIGUOUS && mode == BaseMode::VIRTUAL) {
 		result.bases = ancestry.candidates;
 		RequireKeptInputs(metadata, database, result.bases);
@@ -56,7 +60,7 @@ MergeBranchResult VirtualInputs(MetadataStore &metadata, const std::string &data
 	MergeBranchResult result;
 	result.ours = ours;
 	result.theirs = theirs;
-	auto ancestry = ComputeAncestry(metadata.history.ReachableParents(database, {ours, theirs}), ours, theirs);
+	auto ancestry = SelectBase(metadata, database, ours, theirs);
 	if (ancestry.selection == BaseSelection::UNRELATED) {
 		Fail(ErrorCode::MERGE_BASE_MISSING, "Snapshots " + std::to_string(ours) + " and " + std::to_string(theirs) +
 		                                        " share no recorded ancestor, so there is no base to merge from.");

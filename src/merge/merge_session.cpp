@@ -172,8 +172,7 @@ std::string MergeSession::Alias(MergeSide side) const {
 }
 
 void MergeSession::Attach(const std::string &alias, const std::string &options) {
-	RunSql(*connection, "ATTACH " + SqlLiteral("differential:" + database) + " AS " + SqlIdentifier(alias) + " (" +
-	                        options + ", REPOSITORY " + SqlLiteral(repository) + ")");
+	AttachInput(*connection, repository, database, alias, options);
 	attached.push_back(alias);
 }
 
@@ -340,10 +339,10 @@ void MergeSession::Run(bool stage_result, bool counts, const std::vector<FrozenR
 //! A removal on one side holds only if the other side left the removed data as in the base.
 void MergeSession::CheckDropsAgainstChanges(TablePlan &table) {
 	auto &name = table.shape.name;
-	auto marked = HasMarks(base, name) ||
-	              (table.table_drop_check != MergeSide::NONE && HasMarks(Alias(table.table_drop_check), name));
+	// A marked row of the base or of the checked side counts as changed.
+	auto base_marked = HasMarks(base, name);
 	if (table.table_drop_check != MergeSide::NONE &&
-	    (marked ||
+	    (base_marked || HasMarks(Alias(table.table_drop_check), name) ||
 	     ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(table.table_drop_check), "")) > 0)) {
 		table.schema_conflicts.push_back({ErrorCode::TABLE_DELETE_MODIFY, "",
 		                                  "table " + QuoteName(name) +
@@ -351,7 +350,7 @@ void MergeSession::CheckDropsAgainstChanges(TablePlan &table) {
 		                                      ToString(table.table_drop_check)});
 	}
 	for (auto &check : table.column_drop_checks) {
-		if (HasMarks(base, name) || HasMarks(Alias(check.second), name) ||
+		if (base_marked || HasMarks(Alias(check.second), name) ||
 		    ScalarInt(*connection, ChangedRowsQuery(table.shape, base, Alias(check.second), check.first)) > 0) {
 			table.schema_conflicts.push_back({ErrorCode::COLUMN_DELETE_MODIFY, check.first,
 			                                  "column " + QuoteName(name + "." + check.first) +

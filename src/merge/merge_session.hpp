@@ -123,6 +123,8 @@ private:
 	//! A step's conflicts become marks in its result's marks database, and its decisions are rewritten to
 	//! build the result with them (virtual_base.cpp).
 	void MarkConflicts(size_t index, const std::string &decisions);
+	//! The qualified marks table of `table` in the marks database of input `alias`; empty when it has none.
+	std::string MarksTable(const std::string &alias, const std::string &table);
 	//! Whether `alias`'s marks table of `table` holds any row (a drop check counts marked rows as changed).
 	bool HasMarks(const std::string &alias, const std::string &table);
 	void DetachAll();

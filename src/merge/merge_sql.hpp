@@ -55,6 +55,13 @@ inline int64_t ScalarInt(duckdb::Connection &connection, const std::string &sql)
 }
 
 //! The size of the attached database `alias`'s file, and its block size.
+//! Attaches database `database` of `repository` as `alias` with the ATTACH options `options` (a snapshot, read-only).
+inline void AttachInput(duckdb::Connection &connection, const std::string &repository, const std::string &database,
+                        const std::string &alias, const std::string &options) {
+	RunSql(connection, "ATTACH " + SqlLiteral("differential:" + database) + " AS " + SqlIdentifier(alias) + " (" +
+	                       options + ", REPOSITORY " + SqlLiteral(repository) + ")");
+}
+
 inline int64_t DatabaseBytes(duckdb::Connection &connection, const std::string &alias) {
 	return ScalarInt(connection, "SELECT total_blocks * block_size FROM pragma_database_size() WHERE database_name = " +
 	                                 SqlLiteral(alias));

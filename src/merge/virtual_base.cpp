@@ -35,9 +35,7 @@ VirtualBase::VirtualBase(duckdb::DatabaseInstance &instance, MetadataStore &meta
 	try {
 		for (auto id : plan.Snapshots()) {
 			auto alias = InputAlias(VirtualInput {id, -1});
-			RunSql(*connection, "ATTACH " + SqlLiteral("differential:" + database) + " AS " + SqlIdentifier(alias) +
-			                        " (SNAPSHOT " + std::to_string(id) + ", READ_ONLY, REPOSITORY " +
-			                        SqlLiteral(repository) + ")");
+			AttachInput(*connection, repository, database, alias, "SNAPSHOT " + std::to_string(id) + ", READ_ONLY");
 			attached.push_back(alias);
 		}
 		for (size_t i = 0; i < plan.steps.size(); i++) {
@@ -60,17 +58,21 @@ VirtualBase::VirtualBase(duckdb::DatabaseInstance &instance, MetadataStore &meta
 			result_marks = aliases.result_marks;
 		}
 	} catch (...) {
-		for (auto &alias : attached) {
-			connection->Query("DETACH DATABASE IF EXISTS " + SqlIdentifier(alias));
-		}
+		// The destructor does not run for a constructor that throws: release the databases here.
+		DetachAll();
 		throw;
 	}
 }
 
 VirtualBase::~VirtualBase() {
+	DetachAll();
+}
+
+void VirtualBase::DetachAll() {
 	for (auto &alias : attached) {
 		connection->Query("DETACH DATABASE IF EXISTS " + SqlIdentifier(alias));
 	}
+	attached.clear();
 }
 
 std::string VirtualBase::InputAlias(const VirtualInput &input) const {
@@ -122,32 +124,30 @@ void MergeSession::BuildVirtualStep() {
 	}
 }
 
-void MergeSession::ReadMarks(size_t index, InputReads &reads) {
-	auto &name = plan.tables[index].shape.name;
-	for (auto input : {std::make_pair(&base, &reads.base_marks), std::make_pair(&ours, &reads.ours_marks),
-	                   std::make_pair(&theirs, &reads.theirs_marks)}) {
-		auto found = marks_of.find(*input.first);
-		if (found == marks_of.end() || plan.tables[index].whole) {
-			continue;
-		}
-		if (ScalarInt(*connection,
-		              "SELECT count(*) FROM duckdb_tables() WHERE database_name = " + SqlLiteral(found->second) +
-		                  " AND lower(table_name) = " + SqlLiteral(duckdb::StringUtil::Lower(name))) > 0) {
-			*input.second = SqlIdentifier(found->second) + ".main." + SqlIdentifier(name);
-		}
+std::string MergeSession::MarksTable(const std::string &alias, const std::string &table) {
+	auto found = marks_of.find(alias);
+	if (found == marks_of.end() ||
+	    ScalarInt(*connection,
+	              "SELECT count(*) FROM duckdb_tables() WHERE database_name = " + SqlLiteral(found->second) +
+	                  " AND lower(table_name) = " + SqlLiteral(duckdb::StringUtil::Lower(table))) == 0) {
+		return "";
 	}
+	return SqlIdentifier(found->second) + ".main." + SqlIdentifier(table);
+}
+
+void MergeSession::ReadMarks(size_t index, InputReads &reads) {
+	if (plan.tables[index].whole) {
+		return;
+	}
+	auto &name = plan.tables[index].shape.name;
+	reads.base_marks = MarksTable(base, name);
+	reads.ours_marks = MarksTable(ours, name);
+	reads.theirs_marks = MarksTable(theirs, name);
 }
 
 bool MergeSession::HasMarks(const std::string &alias, const std::string &table) {
-	auto found = marks_of.find(alias);
-	if (found == marks_of.end()) {
-		return false;
-	}
-	auto marks = SqlIdentifier(found->second) + ".main." + SqlIdentifier(table);
-	return ScalarInt(*connection,
-	                 "SELECT count(*) FROM duckdb_tables() WHERE database_name = " + SqlLiteral(found->second) +
-	                     " AND lower(table_name) = " + SqlLiteral(duckdb::StringUtil::Lower(table))) > 0 &&
-	       ScalarInt(*connection, "SELECT count(*) FROM " + marks) > 0;
+	auto marks = MarksTable(alias, table);
+	return !marks.empty() && ScalarInt(*connection, "SELECT count(*) FROM " + marks) > 0;
 }
 
 void MergeSession::MarkConflicts(size_t index, const std::string &decisions) {

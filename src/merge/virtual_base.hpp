@@ -28,6 +28,7 @@ public:
 	}
 
 private:
+	void DetachAll();
 	void RunStep(size_t index, const VirtualBaseStep &step, const StepAliases &aliases);
 	std::string InputAlias(const VirtualInput &input) const;
 	std::string MarksAlias(const VirtualInput &input) const;

@@ -275,10 +275,12 @@ void DiskContentCache::WriteAccountedLocked(uint64_t bytes) {
 	}
 }
 
-//! Holds the cache's lock file (flock) for a scope: insertions and evictions of all processes take turns.
+//! Holds the cache's lock for a scope: insertions and evictions of all processes and threads take turns. flock
+//! excludes other open descriptions of the lock file only, not threads sharing this process's one, so the
+//! process's mutex comes first.
 class FileLockGuard {
 public:
-	explicit FileLockGuard(int fd) : fd(fd) {
+	FileLockGuard(std::mutex &threads, int fd) : thread_guard(threads), fd(fd) {
 		while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
 		}
 	}
@@ -287,6 +289,7 @@ public:
 	}
 
 private:
+	std::lock_guard<std::mutex> thread_guard;
 	int fd;
 };
 
@@ -302,7 +305,7 @@ void DiskContentCache::Insert(const Hash256 &hash, const std::string &bytes) {
 	if (file_size > limit || access(path.c_str(), F_OK) == 0 || !WriteTemp(bytes, temp)) {
 		return;
 	}
-	FileLockGuard locked(lock_fd);
+	FileLockGuard locked(insert_lock, lock_fd);
 	if (access(path.c_str(), F_OK) == 0) {
 		// Another process cached the same object meanwhile.
 		unlink(temp.c_str());

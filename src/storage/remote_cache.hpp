@@ -39,10 +39,10 @@ private:
 //! `<dir>/objects/<2 hex>/<64 hex>`: one file per object, named by its SHA-256: the object's bytes, then its
 //! CRC32C and a format tag, checked on every read (a file that does not match is deleted). Whole-object
 //! lookups (export metadata, which is parsed) also check the SHA-256; chunk reads, whose blocks DuckDB checks
-//! again, rely on the CRC. `<dir>/cache.lock` is locked (flock) by every insertion and
-//! holds the bytes accounted to `objects/`; an insertion that would take the total past the bound first
-//! evicts the least recently used files (by modification time, which a hit refreshes). The accounted total
-//! is never below the real one (it is raised before a file appears and lowered after files go), so the
+//! again, rely on the CRC. `<dir>/cache.lock` is locked (flock, and a mutex for the process's threads) by every
+//! insertion and holds the bytes accounted to `objects/`; an insertion that would take the total past the bound
+//! first evicts the least recently used files (by modification time, which a hit refreshes). The accounted
+//! total is never below the real one (it is raised before a file appears and lowered after files go), so the
 //! directory never holds more than the bound of the process that last inserted.
 class DiskContentCache : public ContentCache {
 public:
@@ -86,6 +86,8 @@ private:
 
 	const std::string directory;
 	int lock_fd = -1;
+	//! Taken with the flock on lock_fd, which does not exclude this process's own threads.
+	std::mutex insert_lock;
 	std::mutex bound_lock;
 	uint64_t bound;
 };

@@ -470,6 +470,48 @@ TEST(RemoteDiskCache, TheBoundHoldsAcrossProcesses) {
 	EXPECT_TRUE(cache.Lookup(Sha256(last.data(), last.size()), out));
 }
 
+//! Eight threads insert `per_thread` distinct objects each (of about 1 KB) through one cache, as DuckDB's scan
+//! threads do; `salt` keeps each call's objects apart from another call's.
+static void InsertFromThreads(DiskContentCache &cache, int per_thread, int salt) {
+	std::vector<std::thread> threads;
+	for (int thread = 0; thread < 8; thread++) {
+		threads.emplace_back([&cache, per_thread, salt, thread]() {
+			for (int i = 0; i < per_thread; i++) {
+				auto bytes = Bytes(salt + thread * 1000 + i, 1000 + i % 7);
+				cache.Insert(Sha256(bytes.data(), bytes.size()), bytes);
+			}
+		});
+	}
+	for (auto &thread : threads) {
+		thread.join();
+	}
+}
+
+static uint64_t AccountedBytes(const std::string &cache_directory) {
+	uint64_t accounted = 0;
+	int fd = open((cache_directory + "/cache.lock").c_str(), O_RDONLY);
+	EXPECT_EQ(pread(fd, &accounted, sizeof(accounted), 0), static_cast<ssize_t>(sizeof(accounted)));
+	close(fd);
+	return accounted;
+}
+
+TEST(RemoteDiskCache, TheBoundHoldsWithThreadsOfOneProcessInserting) {
+	// flock does not exclude threads that share the lock file's descriptor, so the count must be guarded within
+	// the process too. Without evictions (which recount the files) every lost update would stay in the count.
+	TempDir dir;
+	DiskContentCache roomy(dir.path + "/roomy", 64ULL << 20);
+	InsertFromThreads(roomy, 300, 0);
+	EXPECT_EQ(AccountedBytes(dir.path + "/roomy"), roomy.MeasureSize());
+	// With evictions all the way.
+	const uint64_t bound = 100 * 1000;
+	DiskContentCache tight(dir.path + "/tight", bound);
+	InsertFromThreads(tight, 200, 0);
+	auto size = tight.MeasureSize();
+	EXPECT_LE(size, bound);
+	EXPECT_GT(size, bound / 2);
+	EXPECT_EQ(AccountedBytes(dir.path + "/tight"), size);
+}
+
 TEST(RemoteDiskCache, AWarmDiskCacheAnswersANewProcessWithoutPackRequests) {
 	Fixture f;
 	auto disk = std::make_shared<DiskContentCache>(f.dir.path + "/cache", 64ULL << 20);

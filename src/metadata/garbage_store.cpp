@@ -31,12 +31,15 @@ static std::vector<SegmentUsage> SegmentUsages(SqliteDatabase &db) {
 //! The triggers' counters against a recount of the chunk and extent rows: a difference would make cleanup
 //! compact the wrong segments (never delete a live one: that recounts first), so verify reports it.
 static void AuditSegmentUsage(SqliteDatabase &db, int64_t &rows_checked, std::vector<std::string> &problems) {
+	// `segment_id != 0` here and below: SQLite uses the partial index extents_by_segment only for a statement that
+	// says so; it leaves out inline extents (segment 0), which no segment holds.
 	auto recount =
 	    db.Prepare("SELECT segment_id, live_bytes, live_records, "
 	               "coalesce((SELECT sum(length) FROM chunks c WHERE c.segment_id = s.segment_id), 0) + "
-	               "coalesce((SELECT sum(length) FROM file_extents e WHERE e.segment_id = s.segment_id), 0), "
+	               "coalesce((SELECT sum(length) FROM file_extents e WHERE e.segment_id = s.segment_id AND "
+	               "e.segment_id != 0), 0), "
 	               "(SELECT count(*) FROM chunks c WHERE c.segment_id = s.segment_id) + "
-	               "(SELECT count(*) FROM file_extents e WHERE e.segment_id = s.segment_id) "
+	               "(SELECT count(*) FROM file_extents e WHERE e.segment_id = s.segment_id AND e.segment_id != 0) "
 	               "FROM segments s WHERE removed_at_us IS NULL");
 	while (recount.Step()) {
 		rows_checked++;
@@ -88,7 +91,8 @@ std::vector<LiveRecord> GarbageStore::LiveRecordsIn(uint64_t segment_id) {
 		out.push_back(r);
 	}
 	auto extents = session.db.Prepare(
-	    "SELECT branch_id, file_name, seq, payload_offset, length, crc32c FROM file_extents WHERE segment_id = ?");
+	    "SELECT branch_id, file_name, seq, payload_offset, length, crc32c FROM file_extents WHERE segment_id = ? AND "
+	    "segment_id != 0");
 	extents.Bind(1, static_cast<int64_t>(segment_id));
 	while (extents.Step()) {
 		LiveRecord r;
@@ -133,7 +137,7 @@ void GarbageStore::RelocateRecords(const std::vector<std::pair<LiveRecord, Chunk
 bool GarbageStore::ForgetSegmentIfUnused(uint64_t segment_id) {
 	auto txn = core.Write();
 	auto used = txn.db.Prepare("SELECT (SELECT count(*) FROM chunks WHERE segment_id = ?1) + "
-	                           "(SELECT count(*) FROM file_extents WHERE segment_id = ?1)");
+	                           "(SELECT count(*) FROM file_extents WHERE segment_id = ?1 AND segment_id != 0)");
 	used.Bind(1, static_cast<int64_t>(segment_id));
 	used.Step();
 	if (used.Int(0) > 0) {

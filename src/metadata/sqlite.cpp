@@ -120,6 +120,15 @@ void SqliteDatabase::Raise(const std::string &what, const std::string &sql, int 
 	               "differential_verify() and check the disk.");
 }
 
+int64_t SqliteDatabase::TakePagesWritten() {
+	int current = 0;
+	int highest = 0;
+	if (sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, 1) != SQLITE_OK) {
+		return 0;
+	}
+	return current;
+}
+
 void SqliteDatabase::Execute(const std::string &sql) {
 	if (sql.find(';') == std::string::npos) {
 		// One statement (BEGIN, COMMIT, SAVEPOINT, ... on every publication): prepared once, from the cache.
@@ -319,6 +328,9 @@ void SqliteTransaction::Commit() {
 	}
 	db.Execute("COMMIT");
 	done = true;
+	if (db.File() == SqliteFile::METADATA) {
+		Count(Counter::METADATA_PAGES_WRITTEN, static_cast<uint64_t>(db.TakePagesWritten()));
+	}
 }
 
 SqliteReadTransaction::SqliteReadTransaction(SqliteDatabase &db) : db(db) {

@@ -42,6 +42,8 @@ public:
 	}
 	//! Folds the WAL back into the database file; false when readers in other processes hold it.
 	bool TryCheckpointTruncate();
+	//! Pages this connection wrote to SQLite's WAL since the previous call (SQLITE_DBSTATUS_CACHE_WRITE, reset).
+	int64_t TakePagesWritten();
 	//! Raises metadata_error naming the failed step, the statement and SQLite's extended result code.
 	[[noreturn]] void Raise(const std::string &what, const std::string &sql, int code);
 

@@ -8,7 +8,7 @@ import pytest
 from differential_testing import REPO_ROOT, connect, scalar
 
 DATA = REPO_ROOT / "test" / "data"
-SCHEMAS = [2, 4, 5, 6, 7, 8, 9, 10]
+SCHEMAS = [2, 4, 5, 6, 7, 8, 9, 10, 11]
 # The history make_golden_schema.py writes: a thousand items (qty = id % 7); on side, ids 1-10 get +100 and ids
 # 1001-1010 arrive (qty 1); on main, ids 991-1000 go; the merge takes side's changes; a WAL tail adds -1 and -2.
 MERGED_QTY = sum(i % 7 for i in range(1, 991)) + 100 * 10 + 10
@@ -28,7 +28,15 @@ def test_every_schema_before_this_one_has_a_golden_repository():
     assert (DATA / "golden-format-1").is_dir()
     written = sorted(int(p.name.rsplit("-", 1)[1]) for p in DATA.glob("golden-schema-*"))
     assert written == sorted(SCHEMAS + [3]), written
-    assert max(written) == 10  # this build's schema is 11: every one before it is here
+    assert max(written) == 11  # this build's schema is 12: every one before it is here
+
+
+def segment_index(repository):
+    db = sqlite3.connect(repository / "metadata.sqlite")
+    try:
+        return db.execute("SELECT sql FROM sqlite_master WHERE name = 'extents_by_segment'").fetchone()[0]
+    finally:
+        db.close()
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
@@ -38,7 +46,8 @@ def test_golden_schema_migrates_and_reads_its_whole_history(schema, tmp_path):
     assert stored_schema(repository) == str(schema)
     con = connect(repository)
     con.execute("ATTACH 'differential:golden' AS golden")
-    assert stored_schema(repository) == "11"
+    assert stored_schema(repository) == "12"
+    assert segment_index(repository).endswith("WHERE segment_id != 0")  # inline extents left out (schema 12)
     assert con.execute("SELECT count(*), sum(qty) FROM golden.items").fetchone() == (1002, MERGED_QTY)
     assert scalar(con, "SELECT count(*) FROM golden.items WHERE name = 'wal tail'") == 2  # the WAL replayed
     assert scalar(con, "SELECT total FROM golden.stock") == MERGED_QTY
@@ -54,7 +63,7 @@ def test_golden_schema_migrates_and_reads_its_whole_history(schema, tmp_path):
     assert con.execute(request).fetchall() == [("complete", "merged", 1, 3, 2, 4)]
     assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
     # This build extends it: a write and a snapshot, the merge request replayed, a cleanup, still clean.
-    con.execute("INSERT INTO golden.items VALUES (-3, 'schema 11', 5)")
+    con.execute("INSERT INTO golden.items VALUES (-3, 'schema 12', 5)")
     assert scalar(con, "SELECT snapshot_id FROM differential_create_snapshot('golden')") == 6
     con.execute("DETACH golden")
     replay = "SELECT merge_action, snapshot_id FROM differential_merge_branch('golden', 'main', 'side', 'main', " \

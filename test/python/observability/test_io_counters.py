@@ -32,6 +32,19 @@ def test_a_small_commit_is_one_sync_and_one_metadata_transaction(con):
     assert d["metadata_statements"] == 40, d
 
 
+def test_a_small_commit_writes_three_metadata_pages(con):
+    # The extent row, its primary key's index entry and the WAL's branch_files row: three B-tree leaves, and now and
+    # then a split. An inline extent stays out of the segment index (schema 12), which took a fourth page.
+    con.execute("ATTACH 'differential:shop' AS s")
+    con.execute("CREATE TABLE s.items (id BIGINT, note VARCHAR)")
+    before = counters(con)
+    for i in range(100):
+        con.execute("INSERT INTO s.items VALUES (?, 'small')", [i])
+    d = delta(before, counters(con))
+    assert d["metadata_write_transactions"] == 100, d
+    assert 300 <= d["metadata_pages_written"] < 350, d
+
+
 def test_warm_reads_make_no_file_system_call(con):
     con.execute("ATTACH 'differential:shop' AS s")
     con.execute("CREATE TABLE s.items AS SELECT range AS id, range % 7 AS k FROM range(300000)")

@@ -14,12 +14,16 @@ SCHEMAS = [2, 4, 5, 6, 7, 8, 9, 10, 11]
 MERGED_QTY = sum(i % 7 for i in range(1, 991)) + 100 * 10 + 10
 
 
-def stored_schema(repository):
+def metadata_scalar(repository, sql):
     db = sqlite3.connect(repository / "metadata.sqlite")
     try:
-        return db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone()[0]
+        return db.execute(sql).fetchone()[0]
     finally:
         db.close()
+
+
+def stored_schema(repository):
+    return metadata_scalar(repository, "SELECT value FROM repository_meta WHERE key = 'schema_version'")
 
 
 def test_every_schema_before_this_one_has_a_golden_repository():
@@ -32,11 +36,7 @@ def test_every_schema_before_this_one_has_a_golden_repository():
 
 
 def segment_index(repository):
-    db = sqlite3.connect(repository / "metadata.sqlite")
-    try:
-        return db.execute("SELECT sql FROM sqlite_master WHERE name = 'extents_by_segment'").fetchone()[0]
-    finally:
-        db.close()
+    return metadata_scalar(repository, "SELECT sql FROM sqlite_master WHERE name = 'extents_by_segment'")
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)

@@ -16,13 +16,18 @@ def delta(before, after):
     return {k: after[k] - before[k] for k in after if not k.endswith("_max_us") and after[k] != before[k]}
 
 
-def test_a_small_commit_is_one_sync_and_one_metadata_transaction(con):
+def small_commits(con, count):
+    """The counters' change over `count` one-row commits to a new table."""
     con.execute("ATTACH 'differential:shop' AS s")
     con.execute("CREATE TABLE s.items (id BIGINT, note VARCHAR)")
     before = counters(con)
-    for i in range(10):
+    for i in range(count):
         con.execute("INSERT INTO s.items VALUES (?, 'small')", [i])
-    d = delta(before, counters(con))
+    return delta(before, counters(con))
+
+
+def test_a_small_commit_is_one_sync_and_one_metadata_transaction(con):
+    d = small_commits(con, 10)
     assert d["fs_sync"] == 10 and d["metadata_write_transactions"] == 10, d
     # Inline WAL bytes: no segment record, so no segment flush.
     assert "segment_fsync" not in d and d["fs_write"] >= 10, d
@@ -35,12 +40,7 @@ def test_a_small_commit_is_one_sync_and_one_metadata_transaction(con):
 def test_a_small_commit_writes_three_metadata_pages(con):
     # The extent row, its primary key's index entry and the WAL's branch_files row: three B-tree leaves, and now and
     # then a split. An inline extent stays out of the segment index (schema 12), which took a fourth page.
-    con.execute("ATTACH 'differential:shop' AS s")
-    con.execute("CREATE TABLE s.items (id BIGINT, note VARCHAR)")
-    before = counters(con)
-    for i in range(100):
-        con.execute("INSERT INTO s.items VALUES (?, 'small')", [i])
-    d = delta(before, counters(con))
+    d = small_commits(con, 100)
     assert d["metadata_write_transactions"] == 100, d
     assert 300 <= d["metadata_pages_written"] < 350, d
 

@@ -3,6 +3,7 @@
 `report.py --tpch tpch.json` / `--write write.json` / `--history history.json` / `--merge merge.json` /
 `--readers readers.json` / `--compilers compilers.json` / `--sf10 sf10.json` to replace only that section)."""
 import json
+import os
 import pathlib
 import sys
 
@@ -110,7 +111,8 @@ def readers_lines(readers):
         f"- Slowest single reader query (ms): {per_phase(readers['slowest_query'], 0.001, 1)}; the writer's longest "
         f"lock wait {readers['writer']['busy_wait_max_us'] / 1000:.1f} ms",
         f"- Load average (1 min) during the run: {load['min']:.1f} to {load['max']:.1f} (median {load['median']:.1f}) "
-        "on this 2-core machine; the writer's own CPU is taken from the same 2 cores the readers use (the "
+        f"on this {os.cpu_count()}-core machine; the writer's own CPU is taken from the same {os.cpu_count()} cores "
+        "the readers use (the "
         "elsewhere window measures that share alone).",
     ]
 
@@ -165,8 +167,8 @@ def history_lines(history):
             f"{op['key']} ({op['large']['min'] / op['fresh']['min']:.2f})" for op in ops
             if op['large']['min'] / op['fresh']['min'] > 1.5) or 'none'),
         f"- Load average (1 min) during the run: {load['min']:.1f} to {load['max']:.1f} (median {load['median']:.1f}) "
-        "on this 2-core machine, which other builds and tests shared: single runs of a few milliseconds move by "
-        "tens of percent, so read the medians, and the ratios only where they are far from 1.",
+        f"on this {os.cpu_count()}-core machine: single runs of a few milliseconds move by tens of percent under "
+        "load, so read the medians, and the ratios only where they are far from 1.",
     ]
     # Only what this run measured: the rows an operation returns by contract, beside its time.
     rows = {"merge_ancestry": (large["ancestry_rows"], fresh["ancestry_rows"],
@@ -280,8 +282,8 @@ def merge_lines(merge):
                      "identical results.")
     if merge.get("load_average"):
         load = merge["load_average"]
-        lines.append(f"- Load average (1 min) during the run: {min(load):.1f} to {max(load):.1f} on this 2-core "
-                     "machine.")
+        lines.append(f"- Load average (1 min) during the run: {min(load):.1f} to {max(load):.1f} on this "
+                     f"{os.cpu_count()}-core machine.")
     return lines + ["", "![merge curve](merge_curve.png)"]
 
 

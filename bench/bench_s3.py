@@ -40,6 +40,9 @@ con = duckdb.connect(config=spec["config"])
 con.execute("SET enable_progress_bar = false")
 requests = "SELECT count(*) FROM duckdb_logs_parsed('differential') WHERE event IN ('remote_get', 'remote_list')"
 get_ms = "SELECT coalesce(sum(duration_ms), 0) FROM duckdb_logs_parsed('differential') WHERE event = 'remote_get'"
+# The bytes each GET returned, as its event reports them ("..., <n> bytes, ..."): the read-ahead's transfer.
+fetched = ("SELECT coalesce(sum(regexp_extract(detail, ', (\\d+) bytes, ', 1)::BIGINT), 0) "
+           "FROM duckdb_logs_parsed('differential') WHERE event = 'remote_get'")
 phases = [("connect", time.perf_counter() - start)]
 for sql in spec["setup"]:
     before = time.perf_counter()
@@ -48,15 +51,18 @@ for sql in spec["setup"]:
 attached = time.perf_counter()
 attach_requests = con.execute(requests).fetchone()[0] if spec.get("count_requests") else None
 attach_get_ms = con.execute(get_ms).fetchone()[0] if spec.get("count_requests") else None
+attach_bytes = con.execute(fetched).fetchone()[0] if spec.get("count_requests") else None
 rows = con.execute(spec["query"]).fetchall()
 done = time.perf_counter()
 phases.append(("query", done - attached))
 query_requests = con.execute(requests).fetchone()[0] - attach_requests if spec.get("count_requests") else None
+query_bytes = con.execute(fetched).fetchone()[0] - attach_bytes if spec.get("count_requests") else None
 digest = hashlib.sha256()
 for row in rows:
     digest.update(repr(row).encode())
 print(json.dumps({"seconds": done - start, "attach": attached - start, "hash": digest.hexdigest(),
-                  "requests": [attach_requests, query_requests], "attach_get_ms": attach_get_ms,
+                  "requests": [attach_requests, query_requests], "fetched_bytes": [attach_bytes, query_bytes],
+                  "attach_get_ms": attach_get_ms,
                   "phases": phases}))
 """
 
@@ -192,6 +198,7 @@ def measure(args, targets, queries):
                 outcome = run_worker(python, counted)
                 entry[name]["requests"] = outcome["requests"]
                 entry[name]["attach_get_ms"] = outcome["attach_get_ms"]
+                entry[name]["fetched_bytes"] = outcome["fetched_bytes"]
         for name in targets:
             times = entry[name].pop("times")
             phase_runs = entry[name].pop("phase_runs")
@@ -293,13 +300,17 @@ def write_markdown(report, path):
                    "and then the query, summed over the queries, with the cold and the warm disk cache; counted in one "
                    "more process per query and backend with `SET enable_logging = true`, apart from the timed runs, "
                    "which log nothing:"), "",
-              "| backend | ATTACH (per process) | queries (sum over the queries) |", "|---|---|---|"]
+              "| backend | ATTACH (per process) | queries (sum over the queries) | bytes fetched by the queries (sum) |",
+              "|---|---|---|---|"]
     for name, label in (("differential_cold", "cold"), ("differential_cache", "warm disk cache"),
                         ("differential_follower", "follower, cold")):
         counts = [r[name]["requests"] for r in report["queries"] if "requests" in r[name]]
         if counts:
             attach = sorted({c[0] for c in counts})
-            lines.append(f"| {label} | {' or '.join(map(str, attach))} | {sum(c[1] for c in counts)} |")
+            fetched = [r[name]["fetched_bytes"][1] for r in report["queries"] if "fetched_bytes" in r[name]]
+            fetched_text = f"{sum(fetched) / 2**20:,.0f} MiB" if len(fetched) == len(counts) else "-"
+            lines.append(f"| {label} | {' or '.join(map(str, attach))} | {sum(c[1] for c in counts)} | "
+                         f"{fetched_text} |")
     lines += phase_lines(report)
     export = report["export"]
     lines += ["", f"Export of a {export['file_bytes'] / 2**20:,.0f} MiB database:", "",

@@ -32,22 +32,41 @@ RemoteImageFile::RemoteImageFile(std::shared_ptr<ObjectStore> store_p, std::stri
 	}
 }
 
-std::vector<uint64_t> RemoteImageFile::ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end, HashSet &claimed) {
+bool RemoteImageFile::Unclaimed(const Hash256 &chunk, const HashSet &claimed) {
+	return !cache->Contains(chunk) && (!in_flight.count(chunk) || claimed.count(chunk));
+}
+
+std::vector<uint64_t> RemoteImageFile::TakeAlong(const Hash256 &pack, uint64_t &begin, uint64_t &end,
+                                                 HashSet &claimed) {
 	std::vector<uint64_t> extra;
 	auto &indexes = pack_chunks[pack];
+	// Aligned, so that reads around one place of the pack share a window whichever of them comes first.
+	auto window_begin = begin - begin % TAKE_ALONG_BYTES;
+	auto window_end = std::max(window_begin + TAKE_ALONG_BYTES, end);
+	auto by_offset = [&](uint64_t index, uint64_t offset) {
+		return image.chunks[index].offset < offset;
+	};
 	std::lock_guard<std::mutex> guard(flight_lock);
-	auto at = std::lower_bound(indexes.begin(), indexes.end(), end,
-	                           [&](uint64_t index, uint64_t offset) { return image.chunks[index].offset < offset; });
-	for (; at != indexes.end(); ++at) {
+	auto take = [&](uint64_t index) {
+		in_flight.insert(image.chunks[index].chunk);
+		claimed.insert(image.chunks[index].chunk);
+		extra.push_back(index);
+	};
+	for (auto at = std::lower_bound(indexes.begin(), indexes.end(), end, by_offset); at != indexes.end(); ++at) {
 		auto &chunk = image.chunks[*at];
-		if (chunk.offset != end || end + chunk.length - begin > READ_AHEAD_BYTES || cache->Contains(chunk.chunk) ||
-		    (in_flight.count(chunk.chunk) && !claimed.count(chunk.chunk))) {
+		if (chunk.offset != end || chunk.offset + chunk.length > window_end || !Unclaimed(chunk.chunk, claimed)) {
 			break;
 		}
-		in_flight.insert(chunk.chunk);
-		claimed.insert(chunk.chunk);
-		extra.push_back(*at);
+		take(*at);
 		end += chunk.length;
+	}
+	for (auto at = std::lower_bound(indexes.begin(), indexes.end(), begin, by_offset); at != indexes.begin();) {
+		auto &chunk = image.chunks[*--at];
+		if (chunk.offset + chunk.length != begin || chunk.offset < window_begin || !Unclaimed(chunk.chunk, claimed)) {
+			break;
+		}
+		take(*at);
+		begin = chunk.offset;
 	}
 	return extra;
 }
@@ -194,7 +213,7 @@ void RemoteImageFile::FetchRuns(std::vector<Piece> &missing, HashSet &claimed) {
 void RemoteImageFile::FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces,
                                HashSet &claimed) {
 	auto key = pack_prefix + HashToHex(pack);
-	auto extra = ReadAhead(pack, begin, end, claimed);
+	auto extra = TakeAlong(pack, begin, end, claimed);
 	auto result = LoggedGet(*store, key, ByteRange {begin, end - begin});
 	if (result.outcome.status == ObjectStatus::NOT_FOUND) {
 		Fail(ErrorCode::MISSING_OBJECT,

@@ -28,10 +28,11 @@ struct ImageOverlay {
 
 class RemoteImageFile {
 public:
-	//! A fetch of chunks of a pack also takes the chunks stored right after them in the pack, up to this many
-	//! bytes in all: DuckDB reads one 256 KiB block at a time, and a scan's next blocks are usually the next
-	//! chunks of the same pack, so this trades a little transfer for far fewer requests.
-	static constexpr uint64_t READ_AHEAD_BYTES = 1ULL << 20;
+	//! A fetch of chunks of a pack also takes along the chunks stored around them in the pack, within the aligned
+	//! window of this many bytes of the pack that holds the first of them: DuckDB reads one 256 KiB block at a
+	//! time, and a scan's next blocks are those of the neighbouring row groups and columns, stored nearby in
+	//! either direction, so this trades some transfer for far fewer requests (bench/S3_RESULTS.md measures it).
+	static constexpr uint64_t TAKE_ALONG_BYTES = 4ULL << 20;
 
 	//! `locator` names the export for people (`s3://bucket/prefix/heads/db/main`); never credentials.
 	//! Pack `p` is the object `pack_prefix + hex(p)` (remote/export_format.hpp lays the keys out).
@@ -77,9 +78,12 @@ private:
 	void FetchRuns(std::vector<Piece> &mine, HashSet &claimed);
 	void FetchRun(const Hash256 &pack, uint64_t begin, uint64_t end, const std::vector<Piece> &pieces,
 	              HashSet &claimed);
-	//! The chunks after `end` in the pack, back to back, neither cached nor in flight, that a run of
-	//! `end - begin` bytes takes along up to READ_AHEAD_BYTES; claims them and moves `end` past them.
-	std::vector<uint64_t> ReadAhead(const Hash256 &pack, uint64_t begin, uint64_t &end, HashSet &claimed);
+	//! The chunks before `begin` and after `end` in the pack, back to back with the run, neither cached nor in
+	//! flight, within the TAKE_ALONG_BYTES window around `begin`; claims them and moves `begin` and `end` to
+	//! cover them.
+	std::vector<uint64_t> TakeAlong(const Hash256 &pack, uint64_t &begin, uint64_t &end, HashSet &claimed);
+	//! Whether a chunk can be taken along: no cache holds it and no other fetch has claimed it.
+	bool Unclaimed(const Hash256 &chunk, const HashSet &claimed);
 	//! Ends this thread's claims and wakes the threads waiting for them.
 	void Release(const HashSet &claimed);
 

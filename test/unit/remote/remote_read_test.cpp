@@ -183,33 +183,64 @@ TEST(RemoteRead, AdjacentChunksOfAPackComeInOneRangedGet) {
 	std::string out(4 * CHUNK_SIZE, 'x');
 	remote->Read(&out[0], out.size(), ChunkStart(1));
 	EXPECT_EQ(f.store->gets.load() - before, 1);
-	// The whole file: 40 data chunks in two packs (the hole needs nothing); chunks 1..4 are cached, and
-	// the hole splits nothing since it is not in any pack.
+	// The whole file: 40 data chunks in two packs (the hole needs nothing); the first GET took 0..16 along (the
+	// pack's first 4 MiB), and the hole splits nothing since it is not in any pack.
 	before = f.store->gets.load();
 	std::string all(f.file.size(), 'x');
 	remote->Read(&all[0], all.size(), 0);
-	EXPECT_EQ(f.store->gets.load() - before, 3); // chunk 0, chunks 6..31 of pack 1, pack 2
+	EXPECT_EQ(f.store->gets.load() - before, 2); // chunks 17..32 of pack 1, pack 2
 	// Warm: nothing more is fetched.
 	before = f.store->gets.load();
 	remote->Read(&all[0], all.size(), 0);
 	EXPECT_EQ(f.store->gets.load() - before, 0);
 }
 
-TEST(RemoteRead, AMissTakesTheNextChunksOfItsPackAlong) {
+//! Where the sample file's chunks lie in the first pack: chunk 0 (12 KiB), then 1..4 and 6..32 (5 is a hole).
+static uint64_t PackOffset(uint64_t index) {
+	return index == 0 ? 0 : FIRST_CHUNK_SIZE + (index - (index > 5 ? 2 : 1)) * CHUNK_SIZE;
+}
+
+TEST(RemoteRead, AMissTakesAlongTheChunksAroundItInItsAlignedWindow) {
+	static_assert(RemoteImageFile::TAKE_ALONG_BYTES == 16 * CHUNK_SIZE, "the windows below are 16 chunks wide");
 	Fixture f;
 	auto remote = f.Open();
 	std::string out(CHUNK_SIZE, 'x');
-	auto before = f.store->gets.load();
+	auto gets = [&]() {
+		return f.store->gets.load();
+	};
+	auto bytes = [&]() {
+		return f.store->bytes.load();
+	};
+	// Chunk 10 lies in the first 4 MiB of the pack: the chunks of that window before and after it come along
+	// (0..4 and 6..16; 17 starts inside it but ends past it).
+	auto before = gets();
+	auto fetched = bytes();
 	remote->Read(&out[0], out.size(), ChunkStart(10));
-	EXPECT_EQ(f.store->gets.load() - before, 1);
-	// Chunks 11..13 came along (1 MiB in all): reading them fetches nothing; chunk 14 is the next request.
-	for (uint64_t index = 11; index <= 13; index++) {
+	EXPECT_EQ(gets() - before, 1);
+	EXPECT_EQ(bytes() - fetched, PackOffset(17));
+	for (uint64_t index = 0; index <= 16; index++) {
 		remote->Read(&out[0], out.size(), ChunkStart(index));
-		EXPECT_EQ(out, f.file.substr(ChunkStart(index), CHUNK_SIZE));
+		EXPECT_EQ(out.substr(0, ChunkCapacity(index)), f.file.substr(ChunkStart(index), ChunkCapacity(index)));
 	}
-	EXPECT_EQ(f.store->gets.load() - before, 1);
-	remote->Read(&out[0], out.size(), ChunkStart(14));
-	EXPECT_EQ(f.store->gets.load() - before, 2);
+	EXPECT_EQ(gets() - before, 1);
+	// Chunk 20 lies in the second window: it takes 18..32 along, backwards as well as forwards (17 is not in it).
+	fetched = bytes();
+	remote->Read(&out[0], out.size(), ChunkStart(20));
+	EXPECT_EQ(gets() - before, 2);
+	EXPECT_EQ(bytes() - fetched, 15 * CHUNK_SIZE);
+	// Chunk 17, between cached neighbours, comes alone; then the whole pack is read without another request.
+	remote->Read(&out[0], out.size(), ChunkStart(17));
+	EXPECT_EQ(gets() - before, 3);
+	for (uint64_t index = 0; index <= 32; index++) {
+		remote->Read(&out[0], out.size(), ChunkStart(index));
+		EXPECT_EQ(out.substr(0, ChunkCapacity(index)), f.file.substr(ChunkStart(index), ChunkCapacity(index)));
+	}
+	EXPECT_EQ(gets() - before, 3);
+	EXPECT_EQ(bytes() - fetched, 16 * CHUNK_SIZE);
+	// The second pack (33..40 and the 1,000 bytes of 41) fits one window: a read of its middle takes all of it.
+	remote->Read(&out[0], out.size(), ChunkStart(36));
+	EXPECT_EQ(gets() - before, 4);
+	EXPECT_EQ(bytes() - fetched, 16 * CHUNK_SIZE + 8 * CHUNK_SIZE + 1000);
 }
 
 TEST(RemoteRead, ThreadsReadingTheSameChunksFetchEachOnce) {

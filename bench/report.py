@@ -435,9 +435,8 @@ def write_sections(write):
         f"{spread(small['native'])} | {spread(small['diff'])} | "
         f"{small['ratio']:.2f} |",
         "",
-        f"- Small transactions, ratio of the minimums: {small['diff']['min'] / small['native']['min']:.2f} (runs "
-        "alternate native and differential; each run's time is mostly waiting for fsync, which this machine's disk "
-        "serves at a latency that varies from run to run)",
+        f"- Small transactions, ratio of the minimums: {small['diff']['min'] / small['native']['min']:.2f} "
+        f"({small.get('runs', 3)} runs per side, alternating native and differential)",
         durable_writes_line(small.get("durable_writes")),
         f"- Write amplification (bytes on disk after the bulk load, differential / native): "
         f"{write['write_amplification']:.2f} (goal <= 1.1)",

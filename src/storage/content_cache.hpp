@@ -17,7 +17,7 @@ public:
 	//! True with the bytes when held. What comes back hashes to `hash`: implementations keep only verified
 	//! bytes, and check again what they read back from disk.
 	virtual bool Lookup(const Hash256 &hash, std::string &out) = 0;
-	//! Whether Lookup would likely find it (without copying or checking the bytes): read-ahead skips those.
+	//! Whether Lookup would likely find it (without copying or checking the bytes): a fetch takes none of those along.
 	virtual bool Contains(const Hash256 &hash) = 0;
 	//! Offers bytes the caller has verified against `hash`; the cache may keep or drop them. Never throws.
 	virtual void Insert(const Hash256 &hash, const std::string &bytes) = 0;

@@ -93,7 +93,7 @@ private:
 	const std::shared_ptr<const ImageOverlay> overlay;
 	const std::string locator;
 	std::shared_ptr<ContentCache> cache;
-	//! Each pack's chunk indexes in pack order, for read-ahead.
+	//! Each pack's chunk indexes in pack order, for taking chunks along.
 	std::unordered_map<Hash256, std::vector<uint64_t>, Hash256Hasher> pack_chunks;
 	//! Chunks some thread is fetching now.
 	std::mutex flight_lock;

@@ -40,7 +40,7 @@ con = duckdb.connect(config=spec["config"])
 con.execute("SET enable_progress_bar = false")
 requests = "SELECT count(*) FROM duckdb_logs_parsed('differential') WHERE event IN ('remote_get', 'remote_list')"
 get_ms = "SELECT coalesce(sum(duration_ms), 0) FROM duckdb_logs_parsed('differential') WHERE event = 'remote_get'"
-# The bytes each GET returned, as its event reports them ("..., <n> bytes, ..."): the read-ahead's transfer.
+# The bytes each GET returned, as its event reports them ("..., <n> bytes, ..."): what the fetches took along shows here.
 fetched = ("SELECT coalesce(sum(regexp_extract(detail, ', (\\d+) bytes, ', 1)::BIGINT), 0) "
            "FROM duckdb_logs_parsed('differential') WHERE event = 'remote_get'")
 phases = [("connect", time.perf_counter() - start)]

@@ -139,7 +139,7 @@ def main():
     parser.add_argument("--work", default=str(REPO_ROOT / "bench" / "work" / "write"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--small-transactions", type=int, default=10000)
-    # Each run mostly waits for fsync, whose latency moves from run to run: medians of 7 alternating runs.
+    # A run's time moves from run to run (fsync latency, the machine's other load): medians of 7 alternating runs.
     parser.add_argument("--small-runs", type=int, default=7)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()

@@ -156,7 +156,7 @@ void RemoteImageFile::FetchMissing(std::vector<Piece> &missing) {
 		for (auto &piece : missing) {
 			auto &hash = image.chunks[piece.index].chunk;
 			// Another thread may have fetched it since this read looked: then it is only read back.
-			if ((in_flight.count(hash) && !claimed.count(hash)) || cache->Contains(hash)) {
+			if (!Unclaimed(hash, claimed)) {
 				waiting.push_back(piece);
 			} else {
 				in_flight.insert(hash);

@@ -82,7 +82,7 @@ private:
 	//! flight, within the TAKE_ALONG_BYTES window around `begin`; claims them and moves `begin` and `end` to
 	//! cover them.
 	std::vector<uint64_t> TakeAlong(const Hash256 &pack, uint64_t &begin, uint64_t &end, HashSet &claimed);
-	//! Whether a chunk can be taken along: no cache holds it and no other fetch has claimed it.
+	//! Whether this thread may fetch a chunk: no cache holds it and no other fetch has claimed it. Under flight_lock.
 	bool Unclaimed(const Hash256 &chunk, const HashSet &claimed);
 	//! Ends this thread's claims and wakes the threads waiting for them.
 	void Release(const HashSet &claimed);

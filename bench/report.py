@@ -420,6 +420,45 @@ def compilers_lines(compilers):
     return lines
 
 
+COMMIT_COST_HEADING = "## Where a small commit's cost goes (counted)"
+
+
+def commit_cost_lines(cost):
+    """Instructions and system calls per one-row commit, by the code that runs them (bench/bench_commit_cost.py)."""
+    native, diff = cost["native"], cost["diff"]
+    rows = sorted(set(native["instructions"]) | set(diff["instructions"]),
+                  key=lambda key: -max(native["instructions"].get(key, 0), diff["instructions"].get(key, 0)))
+    total_native, total_diff = sum(native["instructions"].values()), sum(diff["instructions"].values())
+    lines = [
+        COMMIT_COST_HEADING,
+        "",
+        f"Instructions (callgrind) and system calls (strace) per one-row commit, counted in one process of "
+        f"{cost['low']} commits and one of {cost['high']} for each side ({cost['threads']} thread) and divided over "
+        "the difference, so that start-up and ATTACH cancel out. Counts do not move with the machine's load or the "
+        "disk's latency, which make the timed ratio above move from run to run. Reproduce: "
+        "`.venv/bin/python bench/bench_commit_cost.py --json bench/work/commit_cost.json` then "
+        "`.venv/bin/python bench/report.py --commit-cost bench/work/commit_cost.json`.",
+        "",
+        "| code that runs | native (instructions per commit) | differential | difference |",
+        "|---|---:|---:|---:|",
+    ]
+    for key in rows:
+        a, b = native["instructions"].get(key, 0), diff["instructions"].get(key, 0)
+        lines.append(f"| {key} | {a:,.0f} | {b:,.0f} | {b - a:+,.0f} |")
+    lines.append(f"| **all** | **{total_native:,.0f}** | **{total_diff:,.0f}** | "
+                 f"**{total_diff - total_native:+,.0f} ({total_diff / total_native:.3f}x)** |")
+    calls = sorted(name for name in set(native["syscalls"]) | set(diff["syscalls"])
+                   if abs(diff["syscalls"].get(name, 0) - native["syscalls"].get(name, 0)) >= 0.05)
+    differing = ", ".join(f"{name} {native['syscalls'].get(name, 0):.2f} / {diff['syscalls'].get(name, 0):.2f}"
+                          for name in calls)
+    lines += [
+        "",
+        f"- System calls per commit: native {sum(native['syscalls'].values()):.1f}, differential "
+        f"{sum(diff['syscalls'].values()):.1f}; those that differ (native / differential): {differing}",
+    ]
+    return lines
+
+
 def write_sections(write):
     """The write path's and the snapshots' sections (bench/bench_write.py), every figure from that run's JSON."""
     small = write["small_transactions"]
@@ -557,6 +596,9 @@ def main():
         return
     if sys.argv[1] == "--sf10":
         splice_section(SF10_HEADING, sf10_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
+        return
+    if sys.argv[1] == "--commit-cost":
+        splice_section(COMMIT_COST_HEADING, commit_cost_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))
         return
     if sys.argv[1] == "--compilers":
         splice_section(COMPILERS_HEADING, compilers_lines(json.loads(pathlib.Path(sys.argv[2]).read_text())))

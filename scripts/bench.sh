@@ -23,6 +23,14 @@ if [ "${1:-}" = tpch ]; then
 fi
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_write.py" --source "$WORK/tpch-sf1.duckdb" --work "$WORK/write" \
   --json "$WORK/write.json"
+# Where a small commit's cost goes, counted (callgrind, strace) rather than timed; spliced in after the report.
+if ! command -v valgrind >/dev/null || ! command -v strace >/dev/null; then
+  log "installing valgrind and strace for the counted commit cost"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq valgrind strace >/dev/null
+fi
+"$VENV/bin/python" "$REPO_ROOT/bench/bench_commit_cost.py" --work "$WORK/commit-cost" --json "$WORK/commit_cost.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_merge.py" --work "$WORK" --json "$WORK/merge.json"
 # TPC-H from S3 (versitygw behind Toxiproxy's 20 ms) vs httpfs and the local file; export costs: bench/S3_RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_s3.py" --tpch-extension "$TPCH" --work "$WORK" --json "$WORK/s3.json"
@@ -38,6 +46,7 @@ fi
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_readers.py" --work "$WORK/readers" --json "$WORK/readers.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" "$WORK/tpch.json" "$WORK/write.json" "$WORK/merge.json" \
   "$WORK/history.json" "$WORK/readers.json"
+"$VENV/bin/python" "$REPO_ROOT/bench/report.py" --commit-cost "$WORK/commit_cost.json"
 # Ten times the data: TPC-H SF10 locally and from S3 (tens of minutes), spliced into bench/RESULTS.md.
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_sf10.py" --tpch-extension "$TPCH" --work "$WORK" --json "$WORK/sf10.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" --sf10 "$WORK/sf10.json"

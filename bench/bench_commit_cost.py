@@ -1,0 +1,102 @@
+"""Where a small commit's cost goes, counted instead of timed: instructions (callgrind) and system calls (strace) per
+one-row commit, native DuckDB beside differential, split by the code that runs them. Counts do not move with the
+machine's load or the disk's fsync latency, which make the wall-clock ratio of bench_write.py swing from run to run;
+they show what the commit path itself adds. Never part of the tests."""
+import argparse
+import collections
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+from bench_write import EXTENSION, WORKER, fresh
+
+# Callgrind's object names, mapped to what they are.
+OBJECTS = (
+    ("_duckdb.cpython", "DuckDB (the wheel)"),
+    ("differential.duckdb_extension", "the extension"),
+    ("libsqlite3", "SQLite"),
+    ("libc.so", "libc (malloc, locks, copies)"),
+)
+ANNOTATED = re.compile(r"^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*?)\s*(?:\[(.+)\])?\s*$")
+
+
+def object_label(path, function):
+    for marker, label in OBJECTS:
+        if marker in path:
+            if label == "the extension":
+                # The extension links its own copy of DuckDB: its storage code runs from there for a differential
+                # database, where native DuckDB runs the wheel's.
+                return "the extension: differential's code" if "differential::" in function else \
+                    "the extension: its copy of DuckDB"
+            return label
+    return "other (Python, libstdc++, the loader, the kernel's vDSO)"
+
+
+def instructions(target, work, count):
+    """Instructions of one process committing `count` one-row transactions, by object (callgrind_annotate)."""
+    out = work / "callgrind.out"
+    extra = {"count": count, "extension": str(EXTENSION), "threads": 1}
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", WORKER,
+                    "small_transactions", target, str(work), json.dumps(extra)],
+                   capture_output=True, text=True, check=True)
+    annotated = subprocess.run(["callgrind_annotate", "--threshold=100", str(out)], capture_output=True, text=True,
+                               check=True).stdout
+    by_object = collections.Counter()
+    for line in annotated.splitlines():
+        match = ANNOTATED.match(line)
+        if not match or "PROGRAM TOTALS" in line:
+            continue
+        by_object[object_label(match.group(3) or "", match.group(2))] += int(match.group(1).replace(",", ""))
+    return by_object
+
+
+def syscalls(target, work, count):
+    """System calls of one process committing `count` one-row transactions, by name (strace -c)."""
+    trace = work / "strace.txt"
+    extra = {"count": count, "extension": str(EXTENSION), "threads": 1}
+    subprocess.run(["strace", "-f", "-c", "-o", str(trace), sys.executable, "-c", WORKER, "small_transactions",
+                    target, str(work), json.dumps(extra)], capture_output=True, text=True, check=True)
+    calls = collections.Counter()
+    for line in trace.read_text().splitlines():
+        words = line.split()
+        # Rows are "% time, seconds, usecs/call, calls, [errors], syscall"; the total row's name is "total".
+        if len(words) >= 5 and words[0][0].isdigit() and words[-1] != "total":
+            calls[words[-1]] += int(words[3])
+    return calls
+
+
+def per_commit(measure, target, base, low, high):
+    """The difference between a run of `high` commits and one of `low`, per commit: start-up, ATTACH and the
+    table's creation cancel out."""
+    small = measure(target, fresh(base / f"{target}-{low}"), low)
+    large = measure(target, fresh(base / f"{target}-{high}"), high)
+    return {key: (large[key] - small[key]) / (high - low) for key in set(small) | set(large)}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--work", default=str(pathlib.Path(__file__).resolve().parent / "work" / "commit-cost"))
+    parser.add_argument("--low", type=int, default=100)
+    parser.add_argument("--high", type=int, default=300)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    missing = [tool for tool in ("valgrind", "callgrind_annotate", "strace") if not shutil.which(tool)]
+    if missing:
+        raise SystemExit(f"bench_commit_cost.py needs {', '.join(missing)} (Debian: apt-get install valgrind strace)")
+    base = pathlib.Path(args.work).resolve()
+    report = {"low": args.low, "high": args.high, "threads": 1}
+    for target in ("native", "diff"):
+        report[target] = {
+            "instructions": per_commit(instructions, target, base, args.low, args.high),
+            "syscalls": per_commit(syscalls, target, base, args.low, args.high),
+        }
+    print(json.dumps(report, indent=2))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-from bench_write import EXTENSION, WORKER, fresh
+from bench_write import fresh, strace_counts, worker_command
 
 # Callgrind's object names, mapped to what they are.
 OBJECTS = (
@@ -35,12 +35,15 @@ def object_label(path, function):
     return "other (Python, libstdc++, the loader, the kernel's vDSO)"
 
 
+def commits(target, work, count):
+    """One process committing `count` one-row transactions on one thread (bench_write.py's worker)."""
+    return worker_command("small_transactions", target, work, count=count, threads=1)
+
+
 def instructions(target, work, count):
     """Instructions of one process committing `count` one-row transactions, by object (callgrind_annotate)."""
     out = work / "callgrind.out"
-    extra = {"count": count, "extension": str(EXTENSION), "threads": 1}
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, "-c", WORKER,
-                    "small_transactions", target, str(work), json.dumps(extra)],
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"] + commits(target, work, count),
                    capture_output=True, text=True, check=True)
     annotated = subprocess.run(["callgrind_annotate", "--threshold=100", str(out)], capture_output=True, text=True,
                                check=True).stdout
@@ -56,16 +59,9 @@ def instructions(target, work, count):
 def syscalls(target, work, count):
     """System calls of one process committing `count` one-row transactions, by name (strace -c)."""
     trace = work / "strace.txt"
-    extra = {"count": count, "extension": str(EXTENSION), "threads": 1}
-    subprocess.run(["strace", "-f", "-c", "-o", str(trace), sys.executable, "-c", WORKER, "small_transactions",
-                    target, str(work), json.dumps(extra)], capture_output=True, text=True, check=True)
-    calls = collections.Counter()
-    for line in trace.read_text().splitlines():
-        words = line.split()
-        # Rows are "% time, seconds, usecs/call, calls, [errors], syscall"; the total row's name is "total".
-        if len(words) >= 5 and words[0][0].isdigit() and words[-1] != "total":
-            calls[words[-1]] += int(words[3])
-    return calls
+    subprocess.run(["strace", "-f", "-c", "-o", str(trace)] + commits(target, work, count), capture_output=True,
+                   text=True, check=True)
+    return collections.Counter(strace_counts(trace))
 
 
 def per_commit(measure, target, base, low, high):

@@ -85,12 +85,25 @@ def directory_bytes(path):
     return total
 
 
-def run(task, target, work, **extra):
+def worker_command(task, target, work, **extra):
+    """The command line of one WORKER process (the extension as built unless `extra` names another)."""
     extra.setdefault("extension", str(EXTENSION))
-    out = subprocess.run(
-        [sys.executable, "-c", WORKER, task, target, str(work), json.dumps(extra)],
-        capture_output=True, text=True, check=False,
-    )
+    return [sys.executable, "-c", WORKER, task, target, str(work), json.dumps(extra)]
+
+
+def strace_counts(trace):
+    """Calls per system call name from an `strace -c` summary."""
+    calls = {}
+    for line in trace.read_text().splitlines():
+        words = line.split()
+        # Rows are "% time, seconds, usecs/call, calls, [errors], syscall"; the total row's name is "total".
+        if len(words) >= 5 and words[0][0].isdigit() and words[-1] != "total":
+            calls[words[-1]] = calls.get(words[-1], 0) + int(words[3])
+    return calls
+
+
+def run(task, target, work, **extra):
+    out = subprocess.run(worker_command(task, target, work, **extra), capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{task} on {target} failed:\n{out.stderr}")
     # The report is the worker's last line; anything before it is DuckDB's own output.
@@ -102,20 +115,14 @@ def durable_writes(target, work, count):
     differential its own log's events per commit: segment flushes and metadata transactions."""
     out = {}
     trace = work / "strace.txt"
-    extra = {"count": count, "extension": str(EXTENSION), "log": target == "diff"}
-    cmd = [sys.executable, "-c", WORKER, "small_transactions", target, str(work), json.dumps(extra)]
+    cmd = worker_command("small_transactions", target, work, count=count, log=target == "diff")
     if shutil.which("strace"):
         cmd = ["strace", "-f", "-c", "-o", str(trace), "-e", "trace=fsync,fdatasync,sync_file_range,msync"] + cmd
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"durable writes on {target} failed:\n{result.stderr}")
     if trace.exists():
-        calls = 0
-        for line in trace.read_text().splitlines():
-            words = line.split()
-            if words and words[-1] in ("fsync", "fdatasync", "sync_file_range", "msync"):
-                calls += int(words[3])
-        out["syncs_per_commit"] = calls / count
+        out["syncs_per_commit"] = sum(strace_counts(trace).values()) / count
     events = json.loads(result.stdout.strip().splitlines()[-1]).get("events", {})
     if events:
         out["segment_flushes_per_commit"] = events.get("segment_fsync", 0) / count

@@ -26,9 +26,7 @@ fi
 # Where a small commit's cost goes, counted (callgrind, strace) rather than timed; spliced in after the report.
 if ! command -v valgrind >/dev/null || ! command -v strace >/dev/null; then
   log "installing valgrind and strace for the counted commit cost"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq valgrind strace >/dev/null
+  apt_install valgrind strace
 fi
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_commit_cost.py" --work "$WORK/commit-cost" --json "$WORK/commit_cost.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_merge.py" --work "$WORK" --json "$WORK/merge.json"

@@ -7,9 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 bash "$REPO_ROOT/scripts/setup.sh"
 if [ ! -x /usr/lib/llvm-19/bin/clang ] || [ ! -x /usr/lib/llvm-19/bin/ld.lld ]; then
   log "installing clang 19 and lld 19 (Debian bookworm) for the compiler comparison"
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-19 lld-19 llvm-19 >/dev/null
+  apt_install clang-19 lld-19 llvm-19
 fi
 bash "$REPO_ROOT/scripts/build.sh" differential_loadable_extension tpch_loadable_extension
 TPCH="$DUCKDB_BUILD/extension/tpch/tpch.duckdb_extension"

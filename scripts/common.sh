@@ -35,6 +35,12 @@ SHELL_OUT="$REPO_ROOT/build/$FLAVOR/duckdb"                  # the CLI, built ag
 export CCACHE_DIR="${CCACHE_DIR:-$CACHE_ROOT/ccache}"
 export CCACHE_BASEDIR="$CACHE_ROOT"
 log() { printf '\033[1m[differential]\033[0m %s\n' "$*" >&2; }
+# Installs Debian packages, quietly, with sudo when not root.
+apt_install() {
+  local sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
 # S3: the pinned AWS CRT build and the test server, both under the cache.
 AWSCRT_VERSION="$(tr -d '[:space:]' < "$REPO_ROOT/AWSCRT_VERSION")"
 AWSCRT_ROOT="$CACHE_ROOT/awscrt-$AWSCRT_VERSION"              # src/ (unpacked sdist), build/, install/

@@ -20,6 +20,32 @@ static void Problem(VerifyCheck &check, const std::string &what) {
 	}
 }
 
+//! Every WAL byte range reads back, and every ranged file's ranges are numbered without a gap: its length is their
+//! sum, so a lost range would silently shorten the file.
+static VerifyCheck CheckWalRanges(MetadataStore &metadata, SegmentStore &segments, const std::string &database) {
+	VerifyCheck ranges;
+	ranges.check = "wal_ranges";
+	std::vector<uint8_t> buffer;
+	for (auto &extent : metadata.accounting.AllExtents()) {
+		if (!database.empty() && extent.first.rfind(database + " ", 0) != 0) {
+			continue;
+		}
+		ranges.objects_checked++;
+		buffer.resize(extent.second.location.length);
+		try {
+			ReadExtent(segments, extent.second, buffer.data());
+		} catch (DifferentialError &e) {
+			Problem(ranges, extent.first + ": " + e.what());
+		}
+	}
+	for (auto &gap : metadata.accounting.ExtentGaps()) {
+		if (database.empty() || gap.rfind(database + " ", 0) == 0) {
+			Problem(ranges, gap);
+		}
+	}
+	return ranges;
+}
+
 std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::string &database) {
 	auto &metadata = *repository.metadata;
 	auto &segments = repository.storage->segments;
@@ -77,20 +103,7 @@ std::vector<VerifyCheck> VerifyRepository(Repository &repository, const std::str
 		}
 	}
 
-	VerifyCheck ranges;
-	ranges.check = "wal_ranges";
-	for (auto &extent : metadata.accounting.AllExtents()) {
-		if (!database.empty() && extent.first.rfind(database + " ", 0) != 0) {
-			continue;
-		}
-		ranges.objects_checked++;
-		buffer.resize(extent.second.location.length);
-		try {
-			ReadExtent(segments, extent.second, buffer.data());
-		} catch (DifferentialError &e) {
-			Problem(ranges, extent.first + ": " + e.what());
-		}
-	}
+	auto ranges = CheckWalRanges(metadata, segments, database);
 	// The full mark, kept as a verifier of the reference counts cleanup deletes by: a count that disagrees is
 	// a leak (too high) or a row cleanup would delete while something still reaches it (too low).
 	VerifyCheck references;

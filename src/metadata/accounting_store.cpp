@@ -23,10 +23,15 @@ StorageTotals AccountingStore::Totals(const std::string &database) {
 	if (!database.empty()) {
 		RequireDatabaseId(session, database);
 	}
-	// Logical bytes: what every branch file and snapshot would take as plain files.
+	// Logical bytes: what every branch file and snapshot would take as plain files. A ranged file's row holds no
+	// length (schema 13): its extents' lengths add up to it.
 	totals.logical_bytes = static_cast<uint64_t>(
 	    SumFor(db,
 	           "SELECT coalesce(sum(f.length), 0) FROM branch_files f JOIN branches b USING (branch_id) JOIN "
+	           "databases d USING (database_id) WHERE 1 = 1",
+	           database) +
+	    SumFor(db,
+	           "SELECT coalesce(sum(e.length), 0) FROM file_extents e JOIN branches b USING (branch_id) JOIN "
 	           "databases d USING (database_id) WHERE 1 = 1",
 	           database) +
 	    SumFor(db,
@@ -115,6 +120,22 @@ std::vector<std::pair<std::string, RangeExtent>> AccountingStore::AllExtents() {
 	while (stmt.Step()) {
 		auto owner = stmt.Text(0);
 		out.emplace_back(owner, ExtentAt(stmt, 1, owner));
+	}
+	return out;
+}
+
+std::vector<std::string> AccountingStore::ExtentGaps() {
+	auto session = core.Read();
+	// seq is part of the primary key, so count = max + 1 with min = 0 means every number from 0 to max is there.
+	auto stmt = session.db.Prepare(
+	    "SELECT d.database_name || ' branch ' || b.branch_name || ' ' || e.file_name, count(*), min(e.seq), "
+	    "max(e.seq) FROM file_extents e JOIN branches b USING (branch_id) JOIN databases d USING (database_id) "
+	    "GROUP BY e.branch_id, e.file_name HAVING min(e.seq) != 0 OR count(*) != max(e.seq) + 1");
+	std::vector<std::string> out;
+	while (stmt.Step()) {
+		out.push_back(stmt.Text(0) + ": " + std::to_string(stmt.Int(1)) + " byte ranges numbered " +
+		              std::to_string(stmt.Int(2)) + " to " + std::to_string(stmt.Int(3)) +
+		              ": a byte range is missing from the metadata");
 	}
 	return out;
 }

@@ -31,6 +31,8 @@ public:
 	//! Every root still referenced by a branch file or a snapshot.
 	std::vector<RootRow> LiveRoots();
 	std::vector<std::pair<std::string, RangeExtent>> AllExtents();
+	//! Each ranged file whose extents' seq numbers do not run from 0 without a gap: "<owner>: <what>" lines.
+	std::vector<std::string> ExtentGaps();
 	bool HasIndexPage(const Hash256 &page);
 	bool HasChunk(const Hash256 &hash);
 

@@ -97,12 +97,19 @@ static bool LoadBranchFile(MetadataSession &session, const FileAddress &file, St
 		LoadRoot(session, out.root_id, out);
 		return true;
 	}
-	out.length = static_cast<uint64_t>(stmt.Int(1));
-	auto ext = session.db.Prepare("SELECT segment_id, payload_offset, length, crc32c, inline_data FROM file_extents "
-	                              "WHERE branch_id = ? AND file_name = ? ORDER BY seq");
+	// A ranged file is its extents in seq order, numbered from 0 without a gap; its length is their sum (schema 13).
+	auto ext = session.db.Prepare("SELECT segment_id, payload_offset, length, crc32c, inline_data, seq FROM "
+	                              "file_extents WHERE branch_id = ? AND file_name = ? ORDER BY seq");
 	ext.Bind(1, *branch_id).Bind(2, file.file_name);
+	out.length = 0;
 	while (ext.Step()) {
+		if (ext.Int(5) != static_cast<int64_t>(out.extents.size())) {
+			Fail(ErrorCode::CORRUPT_METADATA, "The byte ranges of " + file.ToPath() + " skip from " +
+			                                      std::to_string(out.extents.size()) + " to " +
+			                                      std::to_string(ext.Int(5)) + ". Run differential_verify().");
+		}
 		out.extents.push_back(ExtentAt(ext, 0, file.ToPath()));
+		out.length += out.extents.back().location.length;
 	}
 	return true;
 }
@@ -265,11 +272,23 @@ void FileStore::PublishChunked(const FileAddress &file, PublishedState &state, u
 	});
 }
 
-void FileStore::PublishRanged(const FileAddress &file, PublishedState &state, uint64_t length, uint64_t kept_extents,
+//! The branch of a ranged file's row, which holds no length (schema 13): a row already there is only looked at, so a
+//! commit's transaction writes its extent and nothing else. A missing row is created, or its branch's loss reported.
+static int64_t KeepRangedRow(MetadataSession &session, const FileAddress &file, PublishedState &state) {
+	if (state.branch_id >= 0) {
+		auto row = session.db.Prepare("SELECT 1 FROM branch_files WHERE branch_id = ? AND file_name = ?");
+		if (row.Bind(1, state.branch_id).Bind(2, file.file_name).Step()) {
+			return state.branch_id;
+		}
+	}
+	return PublishBranchFile(session, file, state, std::nullopt, 0);
+}
+
+void FileStore::PublishRanged(const FileAddress &file, PublishedState &state, uint64_t kept_extents,
                               const std::vector<RangeExtent> &new_extents) {
 	core.RunGrouped([&](MetadataSession &session) {
 		auto &db = session.db;
-		auto branch_id = PublishBranchFile(session, file, state, std::nullopt, length);
+		auto branch_id = KeepRangedRow(session, file, state);
 		// Only a truncation leaves stored extents past the kept ones; an append, every commit's case, has none.
 		if (state.stored_extents > kept_extents) {
 			db.Prepare("DELETE FROM file_extents WHERE branch_id = ? AND file_name = ? AND seq >= ?")

@@ -20,7 +20,7 @@ public:
 	void PublishChunked(const FileAddress &file, PublishedState &state, uint64_t length,
 	                    const std::vector<Hash256> &pages, const std::vector<NewIndexPage> &new_pages,
 	                    const std::vector<NewChunk> &new_chunks, const FilePin &publisher_pin) override;
-	void PublishRanged(const FileAddress &file, PublishedState &state, uint64_t length, uint64_t kept_extents,
+	void PublishRanged(const FileAddress &file, PublishedState &state, uint64_t kept_extents,
 	                   const std::vector<RangeExtent> &new_extents) override;
 	void RemoveFile(const FileAddress &file) override;
 	void MoveFile(const FileAddress &from, const FileAddress &to) override;

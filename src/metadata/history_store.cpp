@@ -192,9 +192,9 @@ static void RequireUniqueSnapshotName(MetadataSession &session, int64_t database
 //! The root of the branch's database file, which must be checkpointed: no WAL bytes beside it.
 static int64_t RequireCheckpointedRoot(MetadataSession &session, int64_t branch_id, const std::string &database,
                                        const std::string &branch) {
-	auto wal = session.db.Prepare(
-	    "SELECT file_name, length FROM branch_files WHERE branch_id = ? AND file_name != ? AND length > 0");
-	wal.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
+	auto wal = session.db.Prepare("SELECT file_name, sum(length) FROM file_extents WHERE branch_id = ? GROUP BY "
+	                              "file_name HAVING sum(length) > 0 ORDER BY file_name LIMIT 1");
+	wal.Bind(1, branch_id);
 	if (wal.Step()) {
 		Fail(ErrorCode::SNAPSHOT_NOT_CHECKPOINTED,
 		     "Branch " + QuoteName(branch) + " of database " + QuoteName(database) + " still has " +
@@ -291,9 +291,8 @@ std::optional<SnapshotRecord> HistoryStore::LatestSnapshot(const std::string &da
 bool HistoryStore::HasUnsnapshottedChanges(const std::string &database, const std::string &branch, bool &has_wal) {
 	auto session = core.Read();
 	auto branch_id = RequireBranchId(session, database, branch);
-	auto wal =
-	    session.db.Prepare("SELECT count(*) FROM branch_files WHERE branch_id = ? AND file_name != ? AND length > 0");
-	wal.Bind(1, branch_id).Bind(2, MAIN_FILE_NAME);
+	auto wal = session.db.Prepare("SELECT count(*) FROM file_extents WHERE branch_id = ? AND length > 0");
+	wal.Bind(1, branch_id);
 	wal.Step();
 	has_wal = wal.Int(0) > 0;
 	auto state = session.db.Prepare(

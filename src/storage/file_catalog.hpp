@@ -110,8 +110,9 @@ public:
 	virtual void PublishChunked(const FileAddress &file, PublishedState &state, uint64_t length,
 	                            const std::vector<Hash256> &pages, const std::vector<NewIndexPage> &new_pages,
 	                            const std::vector<NewChunk> &new_chunks, const FilePin &publisher_pin) = 0;
-	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them.
-	virtual void PublishRanged(const FileAddress &file, PublishedState &state, uint64_t length, uint64_t kept_extents,
+	//! Publishes a ranged file: its first `kept_extents` extents stay, `new_extents` follow them. Its length is
+	//! theirs: nothing else is stored of it.
+	virtual void PublishRanged(const FileAddress &file, PublishedState &state, uint64_t kept_extents,
 	                           const std::vector<RangeExtent> &new_extents) = 0;
 	virtual void RemoveFile(const FileAddress &file) = 0;
 	virtual void MoveFile(const FileAddress &from, const FileAddress &to) = 0;

@@ -48,11 +48,8 @@ void RangedFile::ApplyLocked(StoredFile &stored) {
 		extent_starts.push_back(pos);
 		pos += e.location.length;
 	}
-	if (pos != length) {
-		Fail(ErrorCode::CORRUPT_METADATA, "The stored byte ranges of " + address.ToPath() + " add up to " +
-		                                      std::to_string(pos) + " bytes, not " + std::to_string(length) +
-		                                      ". Run differential_verify().");
-	}
+	// The metadata stores no length of a ranged file (schema 13): it is its extents' sum.
+	length = pos;
 	published_extents = extents.size();
 	published.stored_extents = extents.size();
 }
@@ -203,7 +200,7 @@ void RangedFile::PublishLocked() {
 		AddExtentLocked(std::move(extent), start);
 	}
 	std::vector<RangeExtent> fresh(extents.begin() + static_cast<std::ptrdiff_t>(published_extents), extents.end());
-	storage->catalog->PublishRanged(address, published, length, published_extents, fresh);
+	storage->catalog->PublishRanged(address, published, published_extents, fresh);
 	published_extents = extents.size();
 	unpublished_records = false;
 }

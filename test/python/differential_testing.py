@@ -149,8 +149,9 @@ def _sqlite_dump(path):
 
 
 def tree_fingerprint(*roots):
-    """A hash of everything under `roots`: each file's path and bytes, each directory's path, and for the
-    repository's SQLite files their rows (their bytes change with reads too: WAL index, checkpoints)."""
+    """A hash of everything under `roots` (directories, or single files): each file's path and bytes, each
+    directory's path, and for the repository's SQLite files their rows (their bytes change with reads too: WAL
+    index, checkpoints)."""
     import hashlib
 
     digest = hashlib.sha256()
@@ -159,7 +160,7 @@ def tree_fingerprint(*roots):
         if not root.exists():
             digest.update(f"missing {root}\n".encode())
             continue
-        for path in sorted(root.rglob("*")):
+        for path in sorted(root.rglob("*")) if root.is_dir() else [root]:
             rel = path.relative_to(root).as_posix()
             if path.name.endswith(("-wal", "-shm")) and path.name.split("-")[0] in SQLITE_FILES:
                 continue

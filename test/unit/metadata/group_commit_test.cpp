@@ -40,8 +40,7 @@ TEST(GroupCommitTest, ConcurrentPublicationsAllLandAndFailuresStayTheirOwn) {
 				extent.location.offset = static_cast<uint64_t>(r) * 10;
 				extent.location.length = 10;
 				try {
-					store.files.PublishRanged(address, state, static_cast<uint64_t>(r + 1) * 10,
-					                          static_cast<uint64_t>(r), {extent});
+					store.files.PublishRanged(address, state, static_cast<uint64_t>(r), {extent});
 				} catch (DifferentialError &e) {
 					EXPECT_EQ(e.code, ErrorCode::BRANCH_NOT_FOUND);
 					failures++;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -71,10 +72,11 @@ protected:
 			extent.location.length = length;
 			extents.push_back(extent);
 		}
-		PublishedState state;
-		store->files.PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), state, length, 0,
-		                           extents);
+		// The state a writer's handle keeps: what it published before is what a shorter WAL now replaces.
+		auto &state = wal_states[database + "/" + branch];
+		store->files.PublishRanged(File(database, branch, std::string(MAIN_FILE_NAME) + ".wal"), state, 0, extents);
 	}
+	std::map<std::string, PublishedState> wal_states;
 
 	SnapshotRecord Snapshot(const std::string &database, const std::string &branch,
 	                        std::optional<std::string> name = std::nullopt) {
@@ -474,7 +476,7 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 		extents[i].location.crc32c = static_cast<uint32_t>(i);
 	}
 	PublishedState wal_state, checkpoint_state;
-	store->files.PublishRanged(wal, wal_state, 60, 0, extents);
+	store->files.PublishRanged(wal, wal_state, 0, extents);
 	StoredFile file;
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 60u);
@@ -488,7 +490,7 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	RangeExtent fresh;
 	fresh.location.length = 5;
 	fresh.inline_bytes = std::make_shared<std::vector<uint8_t>>(std::vector<uint8_t> {1, 2, 3, 4, 5});
-	store->files.PublishRanged(wal, wal_state, 15, 1, {fresh});
+	store->files.PublishRanged(wal, wal_state, 1, {fresh});
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.length, 15u);
 	ASSERT_EQ(file.extents.size(), 2u);
@@ -501,7 +503,7 @@ TEST_F(MetadataStoreTest, RangedFilesRemoveAndMove) {
 	EXPECT_EQ(store->accounting.Totals("").wal_bytes, 10u);
 
 	// Move over an existing target replaces it.
-	store->files.PublishRanged(checkpoint, checkpoint_state, 10, 0, {extents[0]});
+	store->files.PublishRanged(checkpoint, checkpoint_state, 0, {extents[0]});
 	store->files.MoveFile(wal, checkpoint);
 	EXPECT_FALSE(store->files.LoadFile(wal, file));
 	ASSERT_TRUE(store->files.LoadFile(checkpoint, file));
@@ -569,13 +571,13 @@ TEST_F(MetadataStoreTest, APublishingHandleKeepsItsBranchAndRefusesAReplacedOne)
 	extent.location.segment_id = 1;
 	extent.location.length = 10;
 	PublishedState state;
-	store->files.PublishRanged(wal, state, 10, 0, {extent});
+	store->files.PublishRanged(wal, state, 0, {extent});
 	ASSERT_GE(state.branch_id, 0);
 	EXPECT_EQ(state.stored_extents, 1u);
 	// A removed file written again by the same handle: its row is gone, so the branch is looked up again.
 	store->files.RemoveFile(wal);
 	state.stored_extents = 0;
-	store->files.PublishRanged(wal, state, 10, 0, {extent});
+	store->files.PublishRanged(wal, state, 0, {extent});
 	StoredFile file;
 	ASSERT_TRUE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(file.extents.size(), 1u);
@@ -586,7 +588,7 @@ TEST_F(MetadataStoreTest, APublishingHandleKeepsItsBranchAndRefusesAReplacedOne)
 	store->history.CreateBranch("db", "dev", 1);
 	ASSERT_NE(store->history.FindBranch("db", "dev")->branch_id, kept);
 	auto extents_before = store->accounting.AllExtents().size();
-	EXPECT_EQ(RaisedCode([&] { store->files.PublishRanged(wal, state, 20, 1, {extent}); }), "branch_not_found");
+	EXPECT_EQ(RaisedCode([&] { store->files.PublishRanged(wal, state, 1, {extent}); }), "branch_not_found");
 	EXPECT_FALSE(store->files.LoadFile(wal, file));
 	EXPECT_EQ(store->accounting.AllExtents().size(), extents_before);
 }

@@ -66,8 +66,7 @@ public:
 	                    const std::vector<NewIndexPage> &, const std::vector<NewChunk> &, const FilePin &) override {
 		throw std::logic_error("not used");
 	}
-	void PublishRanged(const FileAddress &, PublishedState &, uint64_t, uint64_t,
-	                   const std::vector<RangeExtent> &) override {
+	void PublishRanged(const FileAddress &, PublishedState &, uint64_t, const std::vector<RangeExtent> &) override {
 		throw std::logic_error("not used");
 	}
 	void RemoveFile(const FileAddress &) override {

@@ -435,7 +435,9 @@ def commit_cost_lines(cost):
         f"Instructions (callgrind) and system calls (strace) per one-row commit, counted in one process of "
         f"{cost['low']} commits and one of {cost['high']} for each side ({cost['threads']} thread) and divided over "
         "the difference, so that start-up and ATTACH cancel out. Counts do not move with the machine's load or the "
-        "disk's latency, which make the timed ratio above move from run to run. Reproduce: "
+        "disk's latency, which make the timed ratio above move from run to run. Native is DuckDB without the "
+        "extension: loaded, it moves the heap's layout and with it the allocator's work by about 3% of a commit. "
+        "Reproduce: "
         "`.venv/bin/python bench/bench_commit_cost.py --json bench/work/commit_cost.json` then "
         "`.venv/bin/python bench/report.py --commit-cost bench/work/commit_cost.json`.",
         "",

@@ -23,12 +23,11 @@ con = duckdb.connect(config={"allow_unsigned_extensions": "true", "threads": ext
 con.execute("SET enable_progress_bar = false")
 # Native is DuckDB as its users have it: without the extension, whose loaded code moves the heap's layout and so
 # the allocator's work (about 3% of a one-row commit's instructions, either way, counted with callgrind).
-if target != "native":
-    con.execute(f"LOAD '{extra['extension']}'")
-    con.execute(f"SET differential_repository = '{work / 'repository'}'")
 if target == "native":
     con.execute(f"ATTACH '{work / 'native.duckdb'}' AS db")
 else:
+    con.execute(f"LOAD '{extra['extension']}'")
+    con.execute(f"SET differential_repository = '{work / 'repository'}'")
     con.execute("ATTACH 'differential:bench' AS db")
 out = {}
 start = time.perf_counter()

@@ -14,7 +14,7 @@
 
 namespace differential {
 
-static constexpr int64_t METADATA_SCHEMA_VERSION = 13;
+static constexpr int64_t METADATA_SCHEMA_VERSION = 14;
 static constexpr int64_t STORE_FORMAT_VERSION = 1;
 
 //! Exclusive use of the connection: statements of one session never interleave with another's.

@@ -8,15 +8,20 @@
 
 namespace differential {
 
-//! The three triggers that keep segments.live_bytes and live_records (schema 10) following `table`'s rows.
-static std::string UsageTriggers(const std::string &table, const std::string &prefix) {
+//! The three triggers that keep segments.live_bytes and live_records (schema 10) following `table`'s rows. With
+//! `has_inline_rows`, rows of segment 0 (inline, schema 5: no segment has that id) skip the update on insertion and
+//! deletion, which would find no segment anyway.
+static std::string UsageTriggers(const std::string &table, const std::string &prefix, bool has_inline_rows = false) {
 	auto add = "UPDATE segments SET live_bytes = live_bytes + NEW.length, live_records = live_records + 1 WHERE "
 	           "segment_id = NEW.segment_id;";
 	auto remove = "UPDATE segments SET live_bytes = live_bytes - OLD.length, live_records = live_records - 1 WHERE "
 	              "segment_id = OLD.segment_id;";
-	return "CREATE TRIGGER " + prefix + "_usage_added AFTER INSERT ON " + table + " BEGIN " + add + " END;\n" +
-	       "CREATE TRIGGER " + prefix + "_usage_removed AFTER DELETE ON " + table + " BEGIN " + remove + " END;\n" +
-	       "CREATE TRIGGER " + prefix + "_usage_moved AFTER UPDATE OF segment_id, length ON " + table +
+	std::string added_when = has_inline_rows ? " WHEN NEW.segment_id != 0" : "";
+	std::string removed_when = has_inline_rows ? " WHEN OLD.segment_id != 0" : "";
+	return "CREATE TRIGGER " + prefix + "_usage_added AFTER INSERT ON " + table + added_when + " BEGIN " + add +
+	       " END;\n" + "CREATE TRIGGER " + prefix + "_usage_removed AFTER DELETE ON " + table + removed_when +
+	       " BEGIN " + remove + " END;\n" + "CREATE TRIGGER " + prefix +
+	       "_usage_moved AFTER UPDATE OF segment_id, length ON " + table +
 	       " WHEN OLD.segment_id IS NOT NEW.segment_id OR OLD.length IS NOT NEW.length BEGIN " + remove + " " + add +
 	       " END;\n";
 }
@@ -374,6 +379,26 @@ CREATE INDEX extents_by_segment ON file_extents(segment_id) WHERE segment_id != 
     R"(
 UPDATE branch_files SET length = 0 WHERE root_id IS NULL;
 )",
+    // 14: file_extents is clustered on its key (WITHOUT ROWID), so a commit's inline extent is one B-tree entry
+    // instead of a table row and a key index entry: one page fewer in a small commit's SQLite transaction. Inline
+    // extents (segment 0) skip the usage triggers' lookup of a segment that cannot exist.
+    R"(
+CREATE TABLE file_extents_v14(
+    branch_id INTEGER NOT NULL,
+    file_name TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    segment_id INTEGER NOT NULL,
+    payload_offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    crc32c INTEGER NOT NULL,
+    inline_data BLOB,
+    PRIMARY KEY(branch_id, file_name, seq)) WITHOUT ROWID;
+INSERT INTO file_extents_v14 SELECT branch_id, file_name, seq, segment_id, payload_offset, length, crc32c, inline_data
+    FROM file_extents;
+DROP TABLE file_extents;
+ALTER TABLE file_extents_v14 RENAME TO file_extents;
+CREATE INDEX extents_by_segment ON file_extents(segment_id) WHERE segment_id != 0;
+)" + UsageTriggers("file_extents", "extents", true),
 };
 
 static_assert(sizeof(MIGRATIONS) / sizeof(MIGRATIONS[0]) == METADATA_SCHEMA_VERSION,

@@ -12,7 +12,7 @@ import sys
 from golden_fixture import fold_and_tidy, run_writer
 
 BUILT_BY = {2: "1abc18d", 4: "38f4ae9", 5: "a5fe732", 6: "1a79bdb", 7: "091d1d7", 8: "b56a562", 9: "f92882f",
-            10: "170a0bf", 11: "f0d0d2e", 12: "7cf58c1"}
+            10: "170a0bf", 11: "f0d0d2e", 12: "7cf58c1", 13: "2038bdf"}
 
 WRITER = """con.execute("CREATE TABLE golden.items (id INTEGER PRIMARY KEY, name VARCHAR, qty INTEGER)")
 con.execute("INSERT INTO golden.items SELECT range, 'item ' || range, range % 7 FROM range(1, 1001)")

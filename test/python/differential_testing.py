@@ -17,6 +17,8 @@ RELEASE_EXTENSION = REPO_ROOT / "build" / "release" / "differential.duckdb_exten
 EXTENSION = pathlib.Path(
     os.environ.get("DIFFERENTIAL_EXTENSION") or REPO_ROOT / "build" / "testing" / "differential.duckdb_extension"
 ).resolve()
+# The metadata schema this build writes (src/metadata/metadata_core.hpp): what every migration test expects to find.
+METADATA_SCHEMA = "14"
 # What a child process needs to load the same build the same way: the extension's path and, under
 # `make test-asan`, the preloaded sanitizer runtimes and their options.
 INHERITED_ENVIRONMENT = ("DIFFERENTIAL_EXTENSION", "LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")

@@ -3,7 +3,7 @@ open and read back."""
 import shutil
 import sqlite3
 
-from differential_testing import REPO_ROOT, connect, scalar
+from differential_testing import METADATA_SCHEMA, REPO_ROOT, connect, scalar
 
 GOLDEN = REPO_ROOT / "test" / "data" / "golden-format-1"
 
@@ -56,7 +56,7 @@ def test_golden_schema_3_wal_in_range_records_migrates_and_reads(tmp_path):
     kinds = metadata.execute("SELECT inline_data IS NOT NULL, count(*) FROM file_extents GROUP BY 1 ORDER BY 1").fetchall()
     # The migrated records and the new commit's inline extent make up one WAL.
     assert [inline for inline, _ in kinds] == [0, 1], kinds
-    assert metadata.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("13",)
+    assert metadata.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == (METADATA_SCHEMA,)
     metadata.close()
     assert scalar(con, "SELECT sum(problems) FROM differential_verify()") == 0
     con.execute("CHECKPOINT golden")

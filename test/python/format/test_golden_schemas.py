@@ -5,10 +5,10 @@ import shutil
 import sqlite3
 
 import pytest
-from differential_testing import REPO_ROOT, connect, scalar
+from differential_testing import METADATA_SCHEMA, REPO_ROOT, connect, scalar
 
 DATA = REPO_ROOT / "test" / "data"
-SCHEMAS = [2, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+SCHEMAS = [2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]
 # The history make_golden_schema.py writes: a thousand items (qty = id % 7); on side, ids 1-10 get +100 and ids
 # 1001-1010 arrive (qty 1); on main, ids 991-1000 go; the merge takes side's changes; a WAL tail adds -1 and -2.
 MERGED_QTY = sum(i % 7 for i in range(1, 991)) + 100 * 10 + 10
@@ -32,11 +32,11 @@ def test_every_schema_before_this_one_has_a_golden_repository():
     assert (DATA / "golden-format-1").is_dir()
     written = sorted(int(p.name.rsplit("-", 1)[1]) for p in DATA.glob("golden-schema-*"))
     assert written == sorted(SCHEMAS + [3]), written
-    assert max(written) == 12  # this build's schema is 13: every one before it is here
+    assert max(written) == int(METADATA_SCHEMA) - 1  # every schema before this build's is here
 
 
-def segment_index(repository):
-    return metadata_scalar(repository, "SELECT sql FROM sqlite_master WHERE name = 'extents_by_segment'")
+def definition(repository, name):
+    return metadata_scalar(repository, f"SELECT sql FROM sqlite_master WHERE name = '{name}'")
 
 
 @pytest.mark.parametrize("schema", SCHEMAS)
@@ -46,8 +46,12 @@ def test_golden_schema_migrates_and_reads_its_whole_history(schema, tmp_path):
     assert stored_schema(repository) == str(schema)
     con = connect(repository)
     con.execute("ATTACH 'differential:golden' AS golden")
-    assert stored_schema(repository) == "13"
-    assert segment_index(repository).endswith("WHERE segment_id != 0")  # inline extents left out (schema 12)
+    assert stored_schema(repository) == METADATA_SCHEMA
+    assert definition(repository, "extents_by_segment").endswith("WHERE segment_id != 0")  # inline left out (12)
+    # Extents clustered on their key (schema 14), their usage triggers skipping inline rows, which name no segment.
+    assert definition(repository, "file_extents").endswith("WITHOUT ROWID")
+    assert "WHEN NEW.segment_id != 0" in definition(repository, "extents_usage_added")
+    assert "WHEN OLD.segment_id != 0" in definition(repository, "extents_usage_removed")
     # A ranged file's row holds no length (schema 13): the WAL tail below is read from its extents alone.
     assert metadata_scalar(repository, "SELECT count(*) FROM branch_files WHERE root_id IS NULL AND length != 0") == 0
     assert con.execute("SELECT count(*), sum(qty) FROM golden.items").fetchone() == (1002, MERGED_QTY)

@@ -4,7 +4,7 @@ import re
 import sqlite3
 import textwrap
 
-from differential_testing import connect, run_python
+from differential_testing import METADATA_SCHEMA, connect, run_python
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -104,7 +104,7 @@ def test_schema_2_repository_with_merge_requests_migrates(repository):
     assert con.execute("SELECT branch_name, snapshot_id FROM differential_merge_branch('shop', 'main', 'side', "
                        "'copy_second', request_id => 'second')").fetchone() == ("copy_second", 5)
     db = sqlite3.connect(repository / "metadata.sqlite")
-    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("13",)
+    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == (METADATA_SCHEMA,)
     # Schema 8's counts start uncounted: the first cleanup counts the whole migrated history, and the full mark
     # of differential_verify agrees with what it leaves.
     assert db.execute("SELECT count(*) FROM roots WHERE counted = 0").fetchone()[0] > 0

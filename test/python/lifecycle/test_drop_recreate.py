@@ -2,7 +2,7 @@
 (exports, WAL shipping, shared writers, merge requests, expiry), and database ids are never given out again."""
 import sqlite3
 
-from differential_testing import run_python, scalar
+from differential_testing import METADATA_SCHEMA, run_python, scalar
 
 
 def _rows_naming(repository, database_id, database_uuid, database_name):
@@ -107,7 +107,7 @@ def test_schema_11_moves_shared_writer_state_to_tables_and_retires_old_ids(con, 
         "con.execute(\"ATTACH 'differential:fresh' AS fresh\")\n")
     assert out == ""
     db = sqlite3.connect(repository / "metadata.sqlite")
-    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == ("13",)
+    assert db.execute("SELECT value FROM repository_meta WHERE key = 'schema_version'").fetchone() == (METADATA_SCHEMA,)
     assert db.execute("SELECT * FROM shared_writers").fetchall() == [(team_id, 1)]
     assert db.execute("SELECT * FROM shared_branches").fetchall() == [(team_id, "main", 7, 6)]
     assert db.execute("SELECT * FROM kept_snapshots").fetchall() == [(team_id, 7, "main")]

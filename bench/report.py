@@ -435,7 +435,7 @@ def commit_cost_lines(cost):
         f"Instructions (callgrind) and system calls (strace) per one-row commit, counted in one process of "
         f"{cost['low']} commits and one of {cost['high']} for each side ({cost['threads']} thread) and divided over "
         "the difference, so that start-up and ATTACH cancel out. Counts do not move with the machine's load or the "
-        "disk's latency, which make the timed ratio above move from run to run. Native is DuckDB without the "
+        "disk's latency, which move the timed ratio (the last line) from run to run. Native is DuckDB without the "
         "extension: loaded, it moves the heap's layout and with it the allocator's work by about 3% of a commit. "
         "Reproduce: "
         "`.venv/bin/python bench/bench_commit_cost.py --json bench/work/commit_cost.json` then "
@@ -458,6 +458,14 @@ def commit_cost_lines(cost):
         f"- System calls per commit: native {sum(native['syscalls'].values()):.1f}, differential "
         f"{sum(diff['syscalls'].values()):.1f}; those that differ (native / differential): {differing}",
     ]
+    if "timed" in cost:
+        t = cost["timed"]
+        lines.append(
+            f"- Timed in the same run, {t['runs']} alternating runs of {t['count']} one-row commits each (a fresh "
+            f"process per run, 1 thread), ms min / median / max: native {spread(t['native'])}, differential "
+            f"{spread(t['diff'])}; ratio of medians "
+            f"**{t['diff']['median'] / t['native']['median']:.3f}x**, of minimums "
+            f"{t['diff']['min'] / t['native']['min']:.3f}x")
     return lines
 
 

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 
-from bench_write import fresh, run, stats, strace_counts, worker_command
+from bench_write import fresh, small_commit_runs, strace_counts, worker_command
 
 DUCKDB = "DuckDB's code (the wheel's, or the extension's copy)"
 # Callgrind's object names, mapped to what they are.
@@ -74,16 +74,6 @@ def per_commit(measure, target, base, low, high):
     return {key: (large[key] - small[key]) / (high - low) for key in set(small) | set(large)}
 
 
-def timed(base, runs, count):
-    """Seconds of `count` one-row commits per run, native and differential alternating (each run a fresh process)."""
-    seconds = {"native": [], "diff": []}
-    for _ in range(runs):
-        for target in seconds:
-            seconds[target].append(run("small_transactions", target, fresh(base / f"timed-{target}"), count=count,
-                                       threads=1)["seconds"])
-    return {"runs": runs, "count": count, **{target: stats(values) for target, values in seconds.items()}}
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--work", default=str(pathlib.Path(__file__).resolve().parent / "work" / "commit-cost"))
@@ -100,7 +90,8 @@ def main():
     base = pathlib.Path(args.work).resolve()
     report = {"low": args.low, "high": args.high, "threads": 1}
     if args.timed_runs:
-        report["timed"] = timed(base, args.timed_runs, args.timed_commits)
+        report["timed"] = {"runs": args.timed_runs, "count": args.timed_commits,
+                           **small_commit_runs(base / "timed", args.timed_runs, args.timed_commits, threads=1)}
     for target in ("native", "diff"):
         report[target] = {
             "instructions": per_commit(instructions, target, base, args.low, args.high),

@@ -142,6 +142,17 @@ def stats(values):
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
+def small_commit_runs(base, runs, count, **extra):
+    """Seconds of `count` one-row commits, min / median / max per side over `runs` runs alternating native and
+    differential, each run a fresh process in a fresh directory under `base`."""
+    seconds = {"native": [], "diff": []}
+    for _ in range(runs):
+        for target in seconds:
+            seconds[target].append(run("small_transactions", target, fresh(base / target), count=count,
+                                       **extra)["seconds"])
+    return {target: stats(values) for target, values in seconds.items()}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--source", required=True, help="a native TPC-H database with lineitem")
@@ -178,12 +189,7 @@ def main():
     report["peak_rss_ratio"] = statistics.median(rss["diff"]) / statistics.median(rss["native"])
     report["peak_rss_kib"] = {t: statistics.median(v) for t, v in rss.items()}
 
-    small = {"native": [], "diff": []}
-    for _ in range(args.small_runs):
-        for target in ("native", "diff"):
-            work = fresh(base / target)
-            small[target].append(run("small_transactions", target, work, count=args.small_transactions)["seconds"])
-    report["small_transactions"] = {t: stats(v) for t, v in small.items()}
+    report["small_transactions"] = small_commit_runs(base, args.small_runs, args.small_transactions)
     report["small_transactions"]["count"] = args.small_transactions
     report["small_transactions"]["runs"] = args.small_runs
     report["small_transactions"]["ratio"] = (

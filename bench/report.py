@@ -420,7 +420,7 @@ def compilers_lines(compilers):
     return lines
 
 
-COMMIT_COST_HEADING = "## Where a small commit's cost goes (counted)"
+COMMIT_COST_HEADING = "## Where a small commit's cost goes (counted and sampled)"
 
 
 def commit_cost_lines(cost):
@@ -458,6 +458,7 @@ def commit_cost_lines(cost):
         f"- System calls per commit: native {sum(native['syscalls'].values()):.1f}, differential "
         f"{sum(diff['syscalls'].values()):.1f}; those that differ (native / differential): {differing}",
     ]
+    lines += cpu_time_lines(cost)
     if "timed" in cost:
         t = cost["timed"]
         lines.append(
@@ -466,6 +467,32 @@ def commit_cost_lines(cost):
             f"{spread(t['diff'])}; ratio of medians "
             f"**{t['diff']['median'] / t['native']['median']:.3f}x**, of minimums "
             f"{t['diff']['min'] / t['native']['min']:.3f}x")
+    return lines
+
+
+def cpu_time_lines(cost):
+    """The sampled table of bench_commit_cost.py: CPU microseconds per one-row commit by the code that runs them."""
+    native, diff = cost["native"].get("cpu_us"), cost["diff"].get("cpu_us")
+    if native is None or diff is None:
+        return ["", "- CPU time per commit: not sampled in this run (perf was not found)"]
+    rows = sorted(set(native) | set(diff), key=lambda key: -max(native.get(key, 0), diff.get(key, 0)))
+    total_native, total_diff = sum(native.values()), sum(diff.values())
+    lines = [
+        "",
+        "CPU time per one-row commit, sampled (perf's cpu-clock at 4,000 samples a second, 1 thread; a process of "
+        f"{cost['sampled_low']:,} commits and one of {cost['sampled_high']:,} per side, divided over the difference). "
+        "Instructions are not time: code that "
+        "misses the processor's caches takes longer per instruction, and the extension's copy of DuckDB runs beside "
+        "the wheel's. Samples move a few percent from run to run.",
+        "",
+        "| code that runs | native (CPU µs per commit) | differential | difference |",
+        "|---|---:|---:|---:|",
+    ]
+    for key in rows:
+        a, b = native.get(key, 0), diff.get(key, 0)
+        lines.append(f"| {key} | {a:.1f} | {b:.1f} | {b - a:+.1f} |")
+    lines.append(f"| **all** | **{total_native:.1f}** | **{total_diff:.1f}** | "
+                 f"**{total_diff - total_native:+.1f} ({total_diff / total_native:.3f}x)** |")
     return lines
 
 

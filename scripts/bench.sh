@@ -23,10 +23,10 @@ if [ "${1:-}" = tpch ]; then
 fi
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_write.py" --source "$WORK/tpch-sf1.duckdb" --work "$WORK/write" \
   --json "$WORK/write.json"
-# Where a small commit's cost goes, counted (callgrind, strace) rather than timed; spliced in after the report.
-if ! command -v valgrind >/dev/null || ! command -v strace >/dev/null; then
-  log "installing valgrind and strace for the counted commit cost"
-  apt_install valgrind strace
+# Where a small commit's cost goes, counted (callgrind, strace) and sampled (perf); spliced in after the report.
+if ! command -v valgrind >/dev/null || ! command -v strace >/dev/null || ! command -v perf >/dev/null; then
+  log "installing valgrind, strace and perf for the counted and sampled commit cost"
+  apt_install valgrind strace linux-perf
 fi
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_commit_cost.py" --work "$WORK/commit-cost" --json "$WORK/commit_cost.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_merge.py" --work "$WORK" --json "$WORK/merge.json"

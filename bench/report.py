@@ -461,6 +461,7 @@ def commit_cost_lines(cost):
     lines += cpu_time_lines(cost)
     if "timed" in cost:
         t = cost["timed"]
+        lines += [""]
         lines.append(
             f"- Timed in the same run, {t['runs']} alternating runs of {t['count']} one-row commits each (a fresh "
             f"process per run, 1 thread), ms min / median / max: native {spread(t['native'])}, differential "

@@ -1,7 +1,8 @@
 """What a small commit costs: timed (10,000 one-row commits, native DuckDB and differential alternating, each run a
 fresh process), then counted: instructions (callgrind) and system calls (strace) per one-row commit, split by the code
-that runs them, and sampled: CPU time per one-row commit by the same split (perf's cpu-clock). The clock moves with the machine's load and the disk's fsync latency from run to run; the counts do
-not, and show what the commit path itself adds. Never part of the tests."""
+that runs them, and sampled: CPU time per one-row commit by the same split (perf's cpu-clock). The clock moves with
+the machine's load and the disk's fsync latency from run to run; the counts do not, and show what the commit path
+itself adds. Never part of the tests."""
 import argparse
 import collections
 import json
@@ -13,7 +14,7 @@ import subprocess
 from bench_write import fresh, small_commit_runs, strace_counts, worker_command
 
 DUCKDB = "DuckDB's code (the wheel's, or the extension's copy)"
-# Callgrind's object names, mapped to what they are.
+# Callgrind's and perf's object names, mapped to what they are.
 OBJECTS = (
     ("_duckdb.cpython", DUCKDB),
     ("differential.duckdb_extension", "the extension"),
@@ -111,7 +112,7 @@ def main():
         raise SystemExit(f"bench_commit_cost.py needs {', '.join(missing)} (Debian: apt-get install valgrind strace)")
     base = pathlib.Path(args.work).resolve()
     report = {"low": args.low, "high": args.high, "sampled_low": args.sampled_low, "sampled_high": args.sampled_high,
-              "threads": 1}
+              "samples_per_second": SAMPLES_PER_SECOND, "threads": 1}
     if args.timed_runs:
         report["timed"] = {"runs": args.timed_runs, "count": args.timed_commits,
                            **small_commit_runs(base / "timed", args.timed_runs, args.timed_commits, threads=1)}

@@ -461,13 +461,14 @@ def commit_cost_lines(cost):
     lines += cpu_time_lines(cost)
     if "timed" in cost:
         t = cost["timed"]
-        lines += [""]
-        lines.append(
+        lines += [
+            "",
             f"- Timed in the same run, {t['runs']} alternating runs of {t['count']} one-row commits each (a fresh "
             f"process per run, 1 thread), ms min / median / max: native {spread(t['native'])}, differential "
             f"{spread(t['diff'])}; ratio of medians "
             f"**{t['diff']['median'] / t['native']['median']:.3f}x**, of minimums "
-            f"{t['diff']['min'] / t['native']['min']:.3f}x")
+            f"{t['diff']['min'] / t['native']['min']:.3f}x",
+        ]
     return lines
 
 
@@ -480,11 +481,11 @@ def cpu_time_lines(cost):
     total_native, total_diff = sum(native.values()), sum(diff.values())
     lines = [
         "",
-        "CPU time per one-row commit, sampled (perf's cpu-clock at 4,000 samples a second, 1 thread; a process of "
-        f"{cost['sampled_low']:,} commits and one of {cost['sampled_high']:,} per side, divided over the difference). "
-        "Instructions are not time: code that "
-        "misses the processor's caches takes longer per instruction, and the extension's copy of DuckDB runs beside "
-        "the wheel's. Samples move a few percent from run to run.",
+        f"CPU time per one-row commit, sampled (perf's cpu-clock at {cost['samples_per_second']:,} samples a second, "
+        f"1 thread; a process of {cost['sampled_low']:,} commits and one of {cost['sampled_high']:,} per side, divided "
+        "over the difference). Instructions are not time: code that misses the processor's caches takes longer per "
+        "instruction, and the extension's copy of DuckDB runs beside the wheel's. Samples move a few percent from run "
+        "to run.",
         "",
         "| code that runs | native (CPU µs per commit) | differential | difference |",
         "|---|---:|---:|---:|",

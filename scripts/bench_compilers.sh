@@ -18,9 +18,10 @@ WORK="$REPO_ROOT/bench/work"
 mkdir -p "$WORK"
 gcc_version="$(g++ --version | head -n 1)"
 clang_version="$(/usr/lib/llvm-19/bin/clang++ --version | head -n 1)"
+common_flags="-O3 (CMAKE_BUILD_TYPE Release), -fno-semantic-interposition"
 "$VENV/bin/python" "$REPO_ROOT/bench/bench_compilers.py" --tpch-extension "$TPCH" --work "$WORK" --shipped gcc12 \
-  --build "gcc12=$GCC_EXTENSION" --compiler "gcc12=$gcc_version; -O3 (CMAKE_BUILD_TYPE Release), -fno-semantic-interposition, no LTO" \
+  --build "gcc12=$GCC_EXTENSION" --compiler "gcc12=$gcc_version; $common_flags, no LTO" \
   --build "clang19=$CLANG_EXTENSION" \
-  --compiler "clang19=$clang_version; -O3 (CMAKE_BUILD_TYPE Release), -fno-semantic-interposition, ThinLTO (CMAKE_LTO thin), lld" \
+  --compiler "clang19=$clang_version; $common_flags, ThinLTO (CMAKE_LTO thin), lld" \
   --json "$WORK/compilers.json"
 "$VENV/bin/python" "$REPO_ROOT/bench/report.py" --compilers "$WORK/compilers.json"

@@ -26,9 +26,9 @@ configure_args=(
   -DEXTENSION_STATIC_BUILD=1 -DBUILD_SHELL=0 -DBUILD_UNITTESTS=0
   -DENABLE_SANITIZER=0 -DENABLE_UBSAN=0
   # DuckDB's sources are compiled -fPIC with default visibility, and GCC then treats every function as one the
-  # dynamic linker might replace: it inlines none of them, even within a unity file. Nothing replaces DuckDB's
-  # symbols inside our extension (a version script exports only its entry points), so tell GCC so; clang, which
-  # builds the wheel, assumes this already.
+  # dynamic linker might replace: it inlines none that is not declared inline, even within a unity file. Nothing
+  # replaces DuckDB's symbols inside our extension (a version script exports only its entry points), so tell GCC
+  # so; clang, which builds the wheel, assumes this already.
   "-DCMAKE_C_FLAGS=-fno-semantic-interposition" "-DCMAKE_CXX_FLAGS=-fno-semantic-interposition"
 )
 # The sanitized flavour (scripts/common.sh) instruments our sources only: DuckDB's own stay as built (ccache hits).
